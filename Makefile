@@ -1,0 +1,26 @@
+# Karpenter v1.15 needs Go >= 1.26.9; machines ship 1.26.8, so pin the toolchain everywhere.
+export GOTOOLCHAIN := go1.27.3
+GO ?= go
+
+.PHONY: build test test-short bench fuzz lint clean
+
+build:
+	$(GO) build -o bin/karplab ./cmd/karplab
+
+# What CI runs: every package, integration tests included.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 60m ./...
+
+# Quick loop for development: skips the heavy integration tests.
+test-short:
+	$(GO) test -short -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseQuery -fuzztime 60s ./fakeec2/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,6 @@
+// Package labs holds the scenario engine and its graders: each lab applies a workload and
+// faults, then grades the evidence read back from both control planes (Kubernetes objects and
+// events; the EC2 emulator's audit trail and billing ledger), joined by identifiers.
+//
+// It may import cluster and fakeec2's Go client; it never parses EC2 XML and never imports cmd.
+package labs
