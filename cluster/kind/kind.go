@@ -1,0 +1,162 @@
+package kind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/karplab/karplab/cluster/backend"
+)
+
+// ClusterName is the kind cluster the lab creates and owns.
+const ClusterName = "karplab"
+
+// ErrNoDockerEngine means the docker client may be installed but no engine answers it.
+var ErrNoDockerEngine = errors.New("the kind backend needs a running Docker engine")
+
+// Options configure the kind backend.
+type Options struct {
+	// NodeImage overrides kind's default node image (kindest/node:...).
+	NodeImage string
+	// WaitForReady bounds how long Start waits for the control-plane node to be Ready.
+	WaitForReady time.Duration
+	// Docker is the docker command to probe the engine with; empty means "docker".
+	Docker string
+}
+
+// Backend is the kind backend. It implements backend.Backend.
+type Backend struct {
+	opts     Options
+	provider *kindcluster.Provider
+	kubecfg  string
+	rest     *rest.Config
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns a kind backend; nothing is created until Start.
+func New(opts Options) *Backend {
+	if opts.Docker == "" {
+		opts.Docker = "docker"
+	}
+	if opts.WaitForReady == 0 {
+		opts.WaitForReady = 2 * time.Minute
+	}
+	return &Backend{opts: opts}
+}
+
+// Name implements backend.Backend.
+func (b *Backend) Name() string { return "kind" }
+
+// CheckEngine returns nil when a Docker engine answers, and ErrNoDockerEngine (wrapped with
+// what docker said) otherwise. kind's own detection only looks for the docker client.
+func CheckEngine(ctx context.Context, docker string) error {
+	if docker == "" {
+		docker = "docker"
+	}
+	if _, err := exec.LookPath(docker); err != nil {
+		return fmt.Errorf("%w: %q is not on PATH; install Docker or use --backend embedded", ErrNoDockerEngine, docker)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, docker, "version", "--format", "{{.Server.Version}}").CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if i := strings.LastIndex(msg, "\n"); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return fmt.Errorf("%w: %s; start the Docker engine or use --backend embedded", ErrNoDockerEngine, msg)
+	}
+	return nil
+}
+
+// Start implements backend.Backend: it creates the kind cluster, or reuses it when it exists.
+func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Writer) error {
+	if err := CheckEngine(ctx, b.opts.Docker); err != nil {
+		return err
+	}
+	b.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker())
+	b.kubecfg = kubeconfigPath
+
+	existing, err := b.provider.List()
+	if err != nil {
+		return fmt.Errorf("listing kind clusters: %w", err)
+	}
+	if contains(existing, ClusterName) {
+		fmt.Fprintf(status, "Reusing kind cluster %q\n", ClusterName)
+		if err := b.provider.ExportKubeConfig(ClusterName, kubeconfigPath, false); err != nil {
+			return fmt.Errorf("exporting kubeconfig of kind cluster %q: %w", ClusterName, err)
+		}
+	} else {
+		fmt.Fprintf(status, "Creating kind cluster %q (this pulls the node image the first time)\n", ClusterName)
+		opts := []kindcluster.CreateOption{
+			kindcluster.CreateWithKubeconfigPath(kubeconfigPath),
+			kindcluster.CreateWithWaitForReady(b.opts.WaitForReady),
+			kindcluster.CreateWithDisplayUsage(false),
+			kindcluster.CreateWithDisplaySalutation(false),
+		}
+		if b.opts.NodeImage != "" {
+			opts = append(opts, kindcluster.CreateWithNodeImage(b.opts.NodeImage))
+		}
+		if err := b.provider.Create(ClusterName, opts...); err != nil {
+			return fmt.Errorf("creating kind cluster %q: %w", ClusterName, err)
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig %s: %w", kubeconfigPath, err)
+	}
+	b.rest = cfg
+	return nil
+}
+
+// RESTConfig implements backend.Backend.
+func (b *Backend) RESTConfig() *rest.Config { return b.rest }
+
+// Components implements backend.Backend: the kind node container and its API server.
+func (b *Backend) Components(ctx context.Context) []backend.Component {
+	if b.provider == nil || b.rest == nil {
+		return []backend.Component{{Name: "kind", Detail: "not started"}}
+	}
+	nodes, err := b.provider.ListNodes(ClusterName)
+	node := backend.Component{Name: "kind node", Healthy: err == nil && len(nodes) > 0}
+	switch {
+	case err != nil:
+		node.Detail = err.Error()
+	case len(nodes) == 0:
+		node.Detail = "no node containers"
+	default:
+		node.Address = nodes[0].String()
+	}
+	return []backend.Component{node, apiServerComponent(ctx, b.rest)}
+}
+
+// Stop implements backend.Backend. kind cannot stop a cluster, only delete it, so Stop deletes
+// the kind cluster; the lab's EC2 state lives outside it and is kept.
+func (b *Backend) Stop(ctx context.Context) error {
+	if b.provider == nil {
+		return nil
+	}
+	if err := b.provider.Delete(ClusterName, b.kubecfg); err != nil {
+		return fmt.Errorf("deleting kind cluster %q: %w", ClusterName, err)
+	}
+	b.provider, b.rest = nil, nil
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
