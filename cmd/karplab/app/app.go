@@ -86,7 +86,13 @@ Start here:
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // Run prints errors and picks the code
 		Commands: []*cli.Command{
+			startCommand(),
+			statusCommand(),
+			stopCommand(),
+			envCommand(),
+			kubectlCommand(),
 			ec2Command(),
+			daemonCommand(),
 		},
 	}
 }

@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Lab-wide constants every process agrees on.
+const (
+	// Region is the emulated AWS region.
+	Region = "eu-west-2"
+	// ClusterName names the cluster in tags (kubernetes.io/cluster/<name>=owned).
+	ClusterName = "karplab"
+
+	// LearnerAccessKeyID is the dummy credential `karplab env` gives the learner's aws CLI; the
+	// emulator's audit trail records calls made with it as the learner.
+	LearnerAccessKeyID = "AKIAKARPLABLEARNER01"
+	// KarpenterAccessKeyID is the Karpenter controller's dummy credential; the emulator's policy
+	// and audit trail tell it apart from the learner's.
+	KarpenterAccessKeyID = "AKIAKARPENTERCONTROL"
+	// DummySecretAccessKey signs requests; the emulator checks the key id, not the signature.
+	DummySecretAccessKey = "karplab-dummy-secret-access-key-0000000"
+
+	DefaultBootDelay    = 2 * time.Second
+	DefaultStartTimeout = 5 * time.Minute
+)
+
+// EnvVars are the exports that point kubectl and the aws CLI at the lab.
+func EnvVars(h Home, ec2Endpoint string) []string {
+	return []string{
+		"KUBECONFIG=" + h.Kubeconfig(),
+		"AWS_ENDPOINT_URL=" + ec2Endpoint,
+		"AWS_REGION=" + Region,
+		"AWS_DEFAULT_REGION=" + Region,
+		"AWS_ACCESS_KEY_ID=" + LearnerAccessKeyID,
+		"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
+		"AWS_PAGER=",
+	}
+}
+
+// ShellExports renders vars as `export K='V'` lines for eval.
+func ShellExports(vars []string) string {
+	var b strings.Builder
+	for _, kv := range vars {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, "export %s='%s'\n", k, strings.ReplaceAll(v, "'", `'\''`))
+	}
+	return b.String()
+}
+
+// writeEnvFile writes the shell exports to $KARPLAB_HOME/env for `source`.
+func (h Home) writeEnvFile(ec2Endpoint string) error {
+	content := "# karplab: point kubectl and the aws CLI at the lab. Use: source " + h.EnvFile() + "\n" +
+		ShellExports(EnvVars(h, ec2Endpoint))
+	return os.WriteFile(h.EnvFile(), []byte(content), 0o600)
+}

@@ -1,0 +1,31 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/karplab/karplab/cluster"
+)
+
+func envCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "env",
+		Usage: "print shell exports that point kubectl and the aws CLI at the lab",
+		Description: `Use it as: eval "$(karplab env)"
+It sets KUBECONFIG, AWS_ENDPOINT_URL, AWS_REGION and dummy AWS credentials, so the course's
+kubectl and aws commands work verbatim against the lab.`,
+		Action: func(c *cli.Context) error {
+			home, err := cluster.DefaultHome()
+			if err != nil {
+				return err
+			}
+			endpoint := "http://" + cluster.DefaultEC2Addr
+			if st, err := home.ReadState(); err == nil && st.EC2Endpoint != "" {
+				endpoint = st.EC2Endpoint
+			}
+			fmt.Fprint(c.App.Writer, cluster.ShellExports(cluster.EnvVars(home, endpoint)))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,118 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/karplab/karplab/cluster"
+)
+
+// startFlags are `karplab start`'s choices; `karplab daemon` takes the same ones.
+func startFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "backend", Value: "embedded", Usage: "Kubernetes backend: embedded (in-process control plane, no Docker) or kind (needs a Docker engine)"},
+		&cli.StringFlag{Name: "provider", Value: "ec2", Usage: "Karpenter cloud provider: ec2 (the lab provider on the EC2 emulator) or kwok (Karpenter's stock kwok provider, no EC2)"},
+		&cli.StringFlag{Name: "ec2-addr", Value: cluster.DefaultEC2Addr, Usage: "listen address of the EC2 API emulator"},
+		&cli.DurationFlag{Name: "boot-delay", Value: cluster.DefaultBootDelay, Usage: "how long an emulated instance stays pending before it runs"},
+	}
+}
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "start",
+		Usage: "start the lab: Kubernetes control plane, EC2 emulator, Karpenter, simulated kubelet",
+		Description: `Starts the lab daemon in the background and returns once everything is Ready,
+printing each step. State lives in $KARPLAB_HOME (default ~/.karplab); a start after a stop
+comes back with the same cluster data and EC2 state.
+
+Then point kubectl and the aws CLI at the lab:
+   eval "$(karplab env)"
+or use the built-in kubectl:
+   karplab kubectl get nodepools,nodeclaims`,
+		Flags: append(startFlags(),
+			&cli.BoolFlag{Name: "foreground", Usage: "run the lab in this terminal until Ctrl-C instead of in the background"},
+			&cli.DurationFlag{Name: "timeout", Value: cluster.DefaultStartTimeout, Usage: "how long to wait for the lab to be ready"},
+		),
+		Action: func(c *cli.Context) error {
+			home, err := cluster.DefaultHome()
+			if err != nil {
+				return err
+			}
+			if c.Bool("foreground") {
+				return runDaemon(c, home)
+			}
+			st, err := cluster.Start(c.Context, home, cluster.StartOptions{
+				Backend:   c.String("backend"),
+				Provider:  c.String("provider"),
+				EC2Addr:   c.String("ec2-addr"),
+				BootDelay: c.Duration("boot-delay"),
+				Verbosity: c.Int("verbosity"),
+				Timeout:   c.Duration("timeout"),
+			}, c.App.ErrWriter)
+			var running *cluster.AlreadyRunningError
+			if errors.As(err, &running) {
+				fmt.Fprintln(c.App.ErrWriter, running.Error())
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			printReady(c, home, st)
+			return nil
+		},
+	}
+}
+
+func printReady(c *cli.Context, home cluster.Home, st *cluster.State) {
+	w := c.App.ErrWriter
+	fmt.Fprintf(w, "\nkarplab is ready.\n")
+	fmt.Fprintf(w, "  kubeconfig:   %s\n", st.Kubeconfig)
+	fmt.Fprintf(w, "  API server:   %s\n", st.APIServer)
+	if st.EC2Endpoint != "" {
+		fmt.Fprintf(w, "  EC2 endpoint: %s (region %s)\n", st.EC2Endpoint, cluster.Region)
+	}
+	fmt.Fprintf(w, "\nPoint kubectl and the aws CLI at the lab:\n  eval \"$(karplab env)\"\n")
+	fmt.Fprintf(w, "or run kubectl built in: karplab kubectl get nodes\n")
+}
+
+// daemonCommand runs the lab in this process; `start` launches it in the background.
+func daemonCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "daemon",
+		Hidden: true,
+		Usage:  "run the lab in the foreground (what start launches)",
+		Flags:  startFlags(),
+		Action: func(c *cli.Context) error {
+			home, err := cluster.DefaultHome()
+			if err != nil {
+				return err
+			}
+			return runDaemon(c, home)
+		},
+	}
+}
+
+func runDaemon(c *cli.Context, home cluster.Home) error {
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := cluster.RunDaemon(ctx, cluster.DaemonConfig{
+		Home:      home,
+		Backend:   c.String("backend"),
+		Provider:  c.String("provider"),
+		EC2Addr:   c.String("ec2-addr"),
+		BootDelay: c.Duration("boot-delay"),
+		Logger:    logger(c),
+		Status:    c.App.ErrWriter,
+	})
+	var running *cluster.AlreadyRunningError
+	if errors.As(err, &running) {
+		fmt.Fprintln(c.App.ErrWriter, running.Error())
+		return nil
+	}
+	return err
+}
