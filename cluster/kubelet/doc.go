@@ -1,0 +1,17 @@
+// Package kubelet is the lab's simulated kubelet fleet. It runs in the lab daemon's process
+// and watches the EC2 emulator only through the aws-sdk-go-v2 EC2 client, as a real machine
+// only knows what EC2 and its user data tell it. For every running instance tagged
+// kubernetes.io/cluster/<cluster>=owned it reads the user data (cluster/bootstrap format),
+// "boots" it the way nodeadm and the kubelet would, and registers a Node; then one in-process
+// kwok controller per Node (sigs.k8s.io/kwok, the machine's kubelet) keeps it Ready with
+// heartbeats and a lease in kube-node-lease, and runs the pods bound to it. When the
+// instance leaves running that controller stops, so the Node stops reporting, exactly as a
+// dead machine would. A small stand-in for the cloud-controller-manager's node lifecycle
+// controller deletes Nodes whose instance no longer exists.
+//
+// Bootstrap can be broken, realistically (a custom user-data script that exits non-zero) or
+// programmatically (Kubelet.BreakBootstrap): the instance runs but no Node ever registers.
+//
+// It imports cluster/bootstrap, the EC2 SDK, client-go and kwok. It must not import fakeec2
+// (tests may), Karpenter, labs or cmd.
+package kubelet

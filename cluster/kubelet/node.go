@@ -1,0 +1,256 @@
+package kubelet
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karplab/karplab/cluster/bootstrap"
+)
+
+// What the simulated machines run: an AL2023 EKS AMI of the lab's Kubernetes version.
+const (
+	KubeletVersion          = "v1.37.2"
+	ContainerRuntimeVersion = "containerd://2.1.4"
+	OSImage                 = "Amazon Linux 2023.9.20251014"
+	kernelRelease           = "6.12.46-66.121.amzn2023"
+	kubeletPort             = 10250
+)
+
+// Labels and annotations the node's software sets besides the user data's --node-labels.
+const (
+	// LabelZoneID is the zone ID label the AWS cloud provider sets.
+	LabelZoneID = "topology.k8s.aws/zone-id"
+	// LabelCloudProviderAWS is the label the AWS cloud provider puts on every Node it
+	// initialises; the lab's value is a hash of the cluster name.
+	LabelCloudProviderAWS = "k8s.io/cloud-provider-aws"
+
+	annotationProvidedNodeIP = "alpha.kubernetes.io/provided-node-ip"
+	annotationControllerAD   = "volumes.kubernetes.io/controller-managed-attach-detach"
+)
+
+// machine is what a booting node knows about itself: its EC2 description (IMDS on a real
+// machine), its user data and its instance type.
+type machine struct {
+	Instance      ec2types.Instance
+	UserData      *bootstrap.UserData
+	InstanceType  ec2types.InstanceTypeInfo
+	RootVolumeGiB int32 // 0: DefaultRootVolumeGiB
+}
+
+// nodeSettings are the fleet-wide inputs of buildNode.
+type nodeSettings struct {
+	ClusterName             string
+	Region                  string
+	VMMemoryOverheadPercent float64
+}
+
+// buildNode returns the Node the kubelet registers for m. It folds in what the AWS
+// cloud-controller-manager would add on initialisation (instance type and topology labels,
+// addresses), since the lab has no CCM.
+func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
+	inst := m.Instance
+	id := deref(inst.InstanceId)
+	if id == "" {
+		return nil, fmt.Errorf("instance has no ID")
+	}
+	zone := ""
+	zoneID := ""
+	if inst.Placement != nil {
+		zone = deref(inst.Placement.AvailabilityZone)
+		zoneID = deref(inst.Placement.AvailabilityZoneId)
+	}
+	if zone == "" {
+		return nil, fmt.Errorf("instance %s has no availability zone", id)
+	}
+	ip := deref(inst.PrivateIpAddress)
+	if _, err := netip.ParseAddr(ip); err != nil {
+		return nil, fmt.Errorf("instance %s has no private IPv4 address (%q)", id, ip)
+	}
+	region := s.Region
+	if region == "" {
+		region = regionOf(zone)
+	}
+	name := nodeName(inst, region)
+	arch := nodeArch(inst, m.InstanceType)
+	instanceType := string(inst.InstanceType)
+
+	maxPods := eniMaxPods(m.InstanceType)
+	var labels map[string]string
+	var taints []corev1.Taint
+	if m.UserData != nil {
+		if m.UserData.Node.MaxPods != nil {
+			maxPods = *m.UserData.Node.MaxPods
+		}
+		labels = make(map[string]string, len(m.UserData.Node.Labels)+16)
+		for k, v := range m.UserData.Node.Labels {
+			labels[k] = v
+		}
+		taints = append(taints, m.UserData.Node.Taints...)
+	} else {
+		labels = map[string]string{}
+	}
+	// Set last: the kubelet's and the cloud provider's own labels win over --node-labels.
+	for k, v := range map[string]string{
+		corev1.LabelHostname:                name,
+		corev1.LabelOSStable:                "linux",
+		corev1.LabelArchStable:              arch,
+		"beta.kubernetes.io/os":             "linux",
+		"beta.kubernetes.io/arch":           arch,
+		corev1.LabelInstanceTypeStable:      instanceType,
+		corev1.LabelInstanceType:            instanceType,
+		corev1.LabelTopologyZone:            zone,
+		corev1.LabelTopologyRegion:          region,
+		corev1.LabelFailureDomainBetaZone:   zone,
+		corev1.LabelFailureDomainBetaRegion: region,
+		LabelCloudProviderAWS:               shortHash("cluster/" + s.ClusterName),
+	} {
+		labels[k] = v
+	}
+	if zoneID != "" {
+		labels[LabelZoneID] = zoneID
+	}
+
+	capacity, allocatable := nodeResources(m.InstanceType, arch, maxPods, m.RootVolumeGiB, s.VMMemoryOverheadPercent)
+	kernelArch := "x86_64"
+	if arch == "arm64" {
+		kernelArch = "aarch64"
+	}
+	launch := ""
+	if inst.LaunchTime != nil {
+		launch = inst.LaunchTime.UTC().Format("20060102T150405.000000000")
+	}
+	node := &corev1.Node{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: labels,
+			Annotations: map[string]string{
+				annotationProvidedNodeIP: ip,
+				annotationControllerAD:   "true",
+			},
+		},
+		Spec: corev1.NodeSpec{
+			ProviderID: providerID(zone, id),
+			Taints:     taints,
+		},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: allocatable,
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: ip},
+				{Type: corev1.NodeInternalDNS, Address: name},
+				{Type: corev1.NodeHostName, Address: name},
+			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}},
+			NodeInfo: corev1.NodeSystemInfo{
+				MachineID:               shortHash("machine-id/" + id),
+				SystemUUID:              ec2SystemUUID(id),
+				BootID:                  uuidFrom("boot/" + id + "/" + launch),
+				KernelVersion:           kernelRelease + "." + kernelArch,
+				OSImage:                 OSImage,
+				ContainerRuntimeVersion: ContainerRuntimeVersion,
+				KubeletVersion:          KubeletVersion,
+				OperatingSystem:         "linux",
+				Architecture:            arch,
+			},
+		},
+	}
+	return node, nil
+}
+
+// providerID is the Kubernetes provider ID of an EC2 instance.
+func providerID(zone, instanceID string) string {
+	return "aws:///" + zone + "/" + instanceID
+}
+
+// instanceIDFromProviderID returns the instance ID of an aws:///zone/i-... provider ID.
+func instanceIDFromProviderID(pid string) (string, bool) {
+	rest, ok := strings.CutPrefix(pid, "aws:///")
+	if !ok {
+		return "", false
+	}
+	_, id, ok := strings.Cut(rest, "/")
+	if !ok || !strings.HasPrefix(id, "i-") {
+		return "", false
+	}
+	return id, true
+}
+
+// nodeName is the instance's private DNS name, which the kubelet uses as hostname on EKS.
+func nodeName(inst ec2types.Instance, region string) string {
+	if dns := strings.ToLower(deref(inst.PrivateDnsName)); dns != "" {
+		return dns
+	}
+	domain := region + ".compute.internal"
+	if region == "us-east-1" {
+		domain = "ec2.internal"
+	}
+	return "ip-" + strings.ReplaceAll(deref(inst.PrivateIpAddress), ".", "-") + "." + domain
+}
+
+// nodeArch is the Kubernetes architecture (amd64, arm64) of the instance.
+func nodeArch(inst ec2types.Instance, it ec2types.InstanceTypeInfo) string {
+	arch := string(inst.Architecture)
+	if arch == "" && it.ProcessorInfo != nil && len(it.ProcessorInfo.SupportedArchitectures) > 0 {
+		arch = string(it.ProcessorInfo.SupportedArchitectures[0])
+	}
+	switch arch {
+	case "arm64", "arm64_mac":
+		return "arm64"
+	default:
+		return "amd64"
+	}
+}
+
+// regionOf turns an availability zone name (eu-west-2a) into its region.
+func regionOf(zone string) string {
+	if n := len(zone); n > 0 && zone[n-1] >= 'a' && zone[n-1] <= 'z' {
+		return zone[:n-1]
+	}
+	return zone
+}
+
+// podCIDR is the range kwok hands pod IPs out of for the node with this private IP: a /26 of
+// 100.64.0.0/10 (the range VPC CNI custom networking uses for pods), picked by the low 16 bits
+// of the node's IP so nodes of one VPC never share a range.
+func podCIDR(privateIP string) string {
+	a, err := netip.ParseAddr(privateIP)
+	if err != nil || !a.Is4() {
+		return "100.64.0.0/26"
+	}
+	b := a.As4()
+	block := uint32(b[2])<<8 | uint32(b[3])
+	base := (uint32(100)<<24 | uint32(64)<<16) + block<<6
+	return netip.AddrFrom4([4]byte{byte(base >> 24), byte(base >> 16), byte(base >> 8), byte(base)}).String() + "/26"
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
+}
+
+// uuidFrom formats a stable UUID-shaped string derived from s.
+func uuidFrom(s string) string {
+	h := shortHash(s)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// ec2SystemUUID looks like an EC2 instance's DMI system UUID, which starts with "ec2".
+func ec2SystemUUID(instanceID string) string {
+	return "ec2" + uuidFrom("system-uuid/" + instanceID)[3:]
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
