@@ -62,3 +62,6 @@ func (h Home) EC2Dir() string { return h.path("ec2") }
 
 // KarpenterLog is the supervised Karpenter process's log.
 func (h Home) KarpenterLog() string { return h.path("karpenter.log") }
+
+// History is the recorder's JSON-lines history of Kubernetes object changes.
+func (h Home) History() string { return h.path("k8s-history.jsonl") }
