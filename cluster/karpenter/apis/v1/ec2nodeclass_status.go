@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"slices"
+
 	"github.com/awslabs/operatorpkg/status"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -119,4 +121,37 @@ func (in *EC2NodeClass) ZoneIDMap() map[string]string {
 		m[s.Zone] = s.ZoneID
 	}
 	return m
+}
+
+// AMIFor returns the first resolved AMI whose requirements admit the given
+// kubernetes.io/arch value ("amd64", "arm64"): the image to launch an instance type of
+// that architecture with.
+func (in *EC2NodeClass) AMIFor(arch string) (AMI, bool) {
+	for _, ami := range in.Status.AMIs {
+		if amiAdmitsArch(ami, arch) {
+			return ami, true
+		}
+	}
+	return AMI{}, false
+}
+
+func amiAdmitsArch(ami AMI, arch string) bool {
+	for _, r := range ami.Requirements {
+		if r.Key != corev1.LabelArchStable {
+			continue
+		}
+		switch r.Operator {
+		case corev1.NodeSelectorOpIn:
+			if !slices.Contains(r.Values, arch) {
+				return false
+			}
+		case corev1.NodeSelectorOpNotIn:
+			if slices.Contains(r.Values, arch) {
+				return false
+			}
+		case corev1.NodeSelectorOpDoesNotExist:
+			return false
+		}
+	}
+	return true
 }
