@@ -1,0 +1,461 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/component-base/configz"
+	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+// Config says where a control plane keeps its state and how it is reached.
+type Config struct {
+	// DataDir holds etcd data, PKI, kubeconfigs and the persisted port (see the package
+	// doc). Required. Reusing it keeps the same CA, certificates, port and data.
+	DataDir string
+	// BindAddress is the IP the API server listens on; default 127.0.0.1. etcd, the
+	// scheduler and the controller manager always listen on 127.0.0.1.
+	BindAddress string
+	// APIServerPort is the API server's port. 0 picks a free port the first time and
+	// persists it in DataDir, so later starts reuse it.
+	APIServerPort int
+	// Logger receives the control plane's progress (Info) and its components' logs:
+	// routine component output at Debug and below, their warnings and errors as such.
+	// nil discards everything.
+	Logger *slog.Logger
+}
+
+// Component is the state of one control-plane component, as Components reports it.
+type Component struct {
+	Name    string // etcd, kube-apiserver, kube-scheduler, kube-controller-manager
+	Address string // https://host:port it serves on
+	Healthy bool
+	Detail  string // why it is unhealthy, or a short status line
+}
+
+// ErrStopped is what Err returns after Stop.
+var ErrStopped = errors.New("control plane stopped")
+
+// ErrAlreadyRunning is returned by Start while another ControlPlane of this process runs:
+// the components register process-global state (component config pages, metrics, klog)
+// and cannot run twice side by side. Stop the first one, then Start again.
+var ErrAlreadyRunning = errors.New("a control plane already runs in this process")
+
+// active is the process's running control plane, if any.
+var (
+	activeMu sync.Mutex
+	active   *ControlPlane
+)
+
+// ControlPlane is a running etcd, kube-apiserver, kube-scheduler and
+// kube-controller-manager. Its methods are safe for concurrent use.
+type ControlPlane struct {
+	cfg Config
+	log *slog.Logger
+	pki *pki
+
+	lock      *os.File
+	etcd      *embed.Etcd
+	etcdURL   string
+	apiURL    string
+	schedURL  string
+	kcmURL    string
+	schedID   string
+	admin     *rest.Config
+	client    kubernetes.Interface
+	listeners []net.Listener
+	httpOnce  sync.Once
+	http      *http.Client
+
+	// The API server and the two controllers are stopped in that order, each tier waited.
+	stopControllers context.CancelFunc
+	controllers     sync.WaitGroup
+	stopAPI         context.CancelFunc
+	api             sync.WaitGroup
+
+	done     chan struct{}
+	mu       sync.Mutex
+	err      error
+	stopping bool
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// readyTimeout bounds Start when ctx has no deadline.
+const readyTimeout = 3 * time.Minute
+
+// Start brings the control plane up on cfg.DataDir and returns once the API server answers
+// /readyz, the scheduler and the controller manager hold their leader leases and the
+// ServiceAccount "default" exists in namespace "default" (so pods can be created).
+//
+// ctx bounds startup only (default limit 3 minutes); the control plane runs until Stop.
+// Start fails with ErrDataDirInUse if another control plane runs on the directory, and
+// with a listen error if the API server's port is taken. On any failure everything
+// started so far is stopped again. Start routes process-wide klog and grpclog output to
+// cfg.Logger (see the package doc).
+func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
+	began := time.Now()
+	if cfg.DataDir == "" {
+		return nil, errors.New("starting control plane: Config.DataDir is required")
+	}
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("starting control plane: %w", err)
+	}
+	cfg.DataDir = dir
+	if cfg.BindAddress == "" {
+		cfg.BindAddress = "127.0.0.1"
+	}
+	bind := net.ParseIP(cfg.BindAddress)
+	if bind == nil {
+		return nil, fmt.Errorf("starting control plane: BindAddress %q is not an IP address", cfg.BindAddress)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readyTimeout)
+		defer cancel()
+	}
+
+	cp := &ControlPlane{cfg: cfg, log: cfg.Logger, done: make(chan struct{})}
+	if err := cp.start(ctx, bind); err != nil {
+		_ = cp.Stop()
+		return nil, fmt.Errorf("starting control plane: %w", err)
+	}
+	cp.log.Info("control plane ready", "apiserver", cp.apiURL, "elapsed", time.Since(began).Round(time.Millisecond))
+	return cp, nil
+}
+
+func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
+	dir := cp.cfg.DataDir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating data directory: %w", err)
+	}
+	var err error
+	if cp.lock, err = lockDataDir(dir); err != nil {
+		return err
+	}
+	activeMu.Lock()
+	if active != nil {
+		activeMu.Unlock()
+		return fmt.Errorf("%w (on %s)", ErrAlreadyRunning, active.cfg.DataDir)
+	}
+	active = cp
+	activeMu.Unlock()
+	routeGlobalLogs(cp.log)
+	if err := enableReleaseOnExit(); err != nil {
+		return err
+	}
+	step := time.Now()
+	if cp.pki, err = loadOrCreatePKI(filepath.Join(dir, "pki"), []net.IP{bind}); err != nil {
+		return err
+	}
+	apiLn, err := listenAPIServer(dir, bind, cp.cfg.APIServerPort)
+	if err != nil {
+		return err
+	}
+	cp.listeners = append(cp.listeners, apiLn)
+	cp.apiURL = "https://" + hostPort(advertiseIP(bind), apiLn.Addr().(*net.TCPAddr).Port)
+	cp.admin = restConfig(cp.apiURL, cp.pki.ca, cp.pki.admin)
+	if cp.client, err = kubernetes.NewForConfig(cp.admin); err != nil {
+		return fmt.Errorf("creating admin client: %w", err)
+	}
+	schedLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listening for kube-scheduler: %w", err)
+	}
+	cp.listeners = append(cp.listeners, schedLn)
+	cp.schedURL = "https://" + schedLn.Addr().String()
+	kcmLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listening for kube-controller-manager: %w", err)
+	}
+	cp.listeners = append(cp.listeners, kcmLn)
+	cp.kcmURL = "https://" + kcmLn.Addr().String()
+	pkiDir := cp.pki.dir
+	schedKubeconfig := filepath.Join(pkiDir, "kube-scheduler.kubeconfig")
+	kcmKubeconfig := filepath.Join(pkiDir, "kube-controller-manager.kubeconfig")
+	schedConfig := filepath.Join(pkiDir, "kube-scheduler.yaml")
+	if err := writeKubeconfig(schedKubeconfig, cp.apiURL, cp.pki.ca, cp.pki.scheduler, "system:kube-scheduler"); err != nil {
+		return err
+	}
+	if err := writeKubeconfig(kcmKubeconfig, cp.apiURL, cp.pki.ca, cp.pki.controllerMgr, "system:kube-controller-manager"); err != nil {
+		return err
+	}
+	if err := writeSchedulerConfig(schedConfig, schedKubeconfig); err != nil {
+		return err
+	}
+	cp.log.Info("pki ready", "dir", pkiDir, "elapsed", time.Since(step).Round(time.Millisecond))
+
+	step = time.Now()
+	etcdPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	if cp.etcd, err = startEtcd(ctx, filepath.Join(dir, "etcd"), cp.pki, etcdPort, cp.log); err != nil {
+		return err
+	}
+	cp.etcdURL = fmt.Sprintf("https://127.0.0.1:%d", etcdPort)
+	go cp.watchEtcd(cp.etcd)
+	cp.log.Info("etcd ready", "url", cp.etcdURL, "elapsed", time.Since(step).Round(time.Millisecond))
+
+	step = time.Now()
+	apiCtx, stopAPI := context.WithCancel(context.Background())
+	cp.stopAPI = stopAPI
+	runAPI, err := newAPIServer(apiCtx, cp.pki, cp.etcdURL, apiLn)
+	if err != nil {
+		return err
+	}
+	cp.goRun(&cp.api, "kube-apiserver", apiCtx, runAPI)
+	if err := cp.waitAPIServer(ctx); err != nil {
+		return err
+	}
+	cp.log.Info("kube-apiserver ready", "url", cp.apiURL, "elapsed", time.Since(step).Round(time.Millisecond))
+
+	step = time.Now()
+	// The data-dir lock proves no other scheduler or controller manager uses this etcd,
+	// so a lease left by a crashed run is stale: drop it rather than wait for it to expire.
+	if err := cp.deleteStaleLeases(ctx); err != nil {
+		return err
+	}
+	ctlCtx, stopControllers := context.WithCancel(context.Background())
+	cp.stopControllers = stopControllers
+	runSched, schedID, err := newScheduler(ctlCtx, cp.pki, schedConfig, schedKubeconfig, schedLn)
+	if err != nil {
+		return err
+	}
+	cp.schedID = schedID
+	runKCM, err := newControllerManager(ctlCtx, cp.pki, kcmKubeconfig, kcmLn)
+	if err != nil {
+		return err
+	}
+	cp.goRun(&cp.controllers, "kube-scheduler", ctlCtx, runSched)
+	cp.goRun(&cp.controllers, "kube-controller-manager", ctlCtx, runKCM)
+	if err := cp.waitControllers(ctx); err != nil {
+		return err
+	}
+	cp.log.Info("kube-scheduler and kube-controller-manager ready", "elapsed", time.Since(step).Round(time.Millisecond))
+	return nil
+}
+
+// goRun runs a component; its return before Stop is a failure of the control plane.
+func (cp *ControlPlane) goRun(wg *sync.WaitGroup, name string, ctx context.Context, run func(context.Context) error) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err := run(ctx)
+		if ctx.Err() == nil {
+			if err == nil {
+				err = fmt.Errorf("%s exited", name)
+			}
+			cp.fail(err)
+		}
+	}()
+}
+
+func (cp *ControlPlane) watchEtcd(e *embed.Etcd) {
+	select {
+	case err, ok := <-e.Err():
+		if !ok || err == nil {
+			err = errors.New("stopped")
+		}
+		cp.fail(fmt.Errorf("etcd: %w", err))
+	case <-e.Server.StopNotify():
+		cp.fail(errors.New("etcd stopped"))
+	}
+}
+
+// fail records the first failure and closes Done, unless Stop is underway.
+func (cp *ControlPlane) fail(err error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopping || cp.err != nil {
+		return
+	}
+	cp.err = err
+	cp.log.Error("control plane component failed", "err", err)
+	close(cp.done)
+}
+
+// failed returns the recorded failure, if any.
+func (cp *ControlPlane) failed() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.stopping {
+		return nil
+	}
+	return cp.err
+}
+
+func (cp *ControlPlane) waitAPIServer(ctx context.Context) error {
+	return poll(ctx, cp, "kube-apiserver /readyz", func(ctx context.Context) (bool, string) {
+		code := 0
+		res := cp.client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code)
+		if code == 200 {
+			return true, ""
+		}
+		body, _ := res.Raw()
+		return false, fmt.Sprintf("status %d: %s", code, lastLines(string(body), 5))
+	})
+}
+
+func (cp *ControlPlane) deleteStaleLeases(ctx context.Context) error {
+	for _, name := range []string{schedulerLease, controllerManagerLease} {
+		err := cp.client.CoordinationV1().Leases(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting stale lease %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (cp *ControlPlane) waitControllers(ctx context.Context) error {
+	return poll(ctx, cp, "scheduler and controller-manager leases and the default ServiceAccount", func(ctx context.Context) (bool, string) {
+		leases := cp.client.CoordinationV1().Leases(metav1.NamespaceSystem)
+		l, err := leases.Get(ctx, schedulerLease, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != cp.schedID {
+			return false, fmt.Sprintf("kube-scheduler does not hold lease %s", schedulerLease)
+		}
+		l, err = leases.Get(ctx, controllerManagerLease, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			return false, fmt.Sprintf("kube-controller-manager does not hold lease %s", controllerManagerLease)
+		}
+		if _, err := cp.client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			return false, fmt.Sprintf("no ServiceAccount default/default yet: %v", err)
+		}
+		return true, ""
+	})
+}
+
+// poll calls check every 100ms until it succeeds, a component fails or ctx ends; the
+// error then carries check's last explanation.
+func poll(ctx context.Context, cp *ControlPlane, what string, check func(context.Context) (bool, string)) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last := ""
+	for {
+		if err := cp.failed(); err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ok, why := check(cctx)
+		cancel()
+		if ok {
+			return nil
+		}
+		last = why
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last: %s)", what, context.Cause(ctx), last)
+		case <-cp.done:
+		case <-tick.C:
+		}
+	}
+}
+
+// RESTConfig returns a new admin (system:masters) client configuration for the API server.
+func (cp *ControlPlane) RESTConfig() *rest.Config {
+	return rest.CopyConfig(cp.admin)
+}
+
+// WriteKubeconfig writes an admin kubeconfig with embedded certificates to path (mode
+// 0600, replaced atomically). Cluster, user and context are all named "karplab".
+func (cp *ControlPlane) WriteKubeconfig(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return writeKubeconfig(path, cp.apiURL, cp.pki.ca, cp.pki.admin, clusterName)
+}
+
+// Done is closed when a component stops by itself (Err then says which and why) or when
+// Stop has finished.
+func (cp *ControlPlane) Done() <-chan struct{} { return cp.done }
+
+// Err returns nil while the control plane runs, the first component failure once Done is
+// closed by one, and ErrStopped after a Stop without prior failure.
+func (cp *ControlPlane) Err() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.err
+}
+
+// Stop stops the controller manager and scheduler (releasing their leases), then the API
+// server, then etcd, closes every listener and releases the data directory. It waits for
+// each step and is safe to call more than once; later calls return the first call's result.
+func (cp *ControlPlane) Stop() error {
+	cp.stopOnce.Do(func() { cp.stopErr = cp.stop() })
+	return cp.stopErr
+}
+
+func (cp *ControlPlane) stop() error {
+	began := time.Now()
+	cp.mu.Lock()
+	cp.stopping = true
+	cp.mu.Unlock()
+
+	var errs []error
+	if cp.stopControllers != nil {
+		cp.stopControllers()
+		if !waitTimeout(&cp.controllers, 30*time.Second) {
+			errs = append(errs, errors.New("kube-scheduler or kube-controller-manager still running 30s after stop"))
+		}
+	}
+	if cp.stopAPI != nil {
+		cp.stopAPI()
+		if !waitTimeout(&cp.api, 60*time.Second) {
+			errs = append(errs, errors.New("kube-apiserver still running 60s after stop"))
+		}
+	}
+	if cp.etcd != nil {
+		cp.etcd.Close()
+	}
+	for _, ln := range cp.listeners {
+		_ = ln.Close() // most are closed already by their server
+	}
+	// Component config pages are process-global; a later Start registers them again.
+	configz.Delete("componentconfig")
+	configz.Delete(kcmapp.ConfigzName)
+	if err := unlockDataDir(cp.lock); err != nil {
+		errs = append(errs, fmt.Errorf("releasing data directory: %w", err))
+	}
+	activeMu.Lock()
+	if active == cp {
+		active = nil
+	}
+	activeMu.Unlock()
+
+	cp.mu.Lock()
+	if cp.err == nil {
+		cp.err = ErrStopped
+		close(cp.done)
+	}
+	cp.mu.Unlock()
+	cp.log.Info("control plane stopped", "elapsed", time.Since(began).Round(time.Millisecond))
+	return errors.Join(errs...)
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	c := make(chan struct{})
+	go func() { wg.Wait(); close(c) }()
+	select {
+	case <-c:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
