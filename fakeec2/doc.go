@@ -1,8 +1,15 @@
 // Package fakeec2 is an EC2 API emulator: an HTTP server speaking the EC2 Query protocol
 // (Action=...&Version=2016-11-15, XML responses, EC2 error XML) over an in-memory state that
-// is persisted to disk. It holds instances, EBS volumes, ENIs, launch templates, subnets,
-// security groups, images, tags, a billing ledger, an audit trail, an IAM-like policy and
-// injectable faults.
+// is persisted to disk (bbolt, write-through: a change is on disk before its 200). It holds
+// instances, EBS volumes, ENIs, launch templates, subnets, security groups, images, tags, a
+// billing ledger, an audit trail, an IAM-like policy and injectable faults.
+//
+// Layout, moto-style: the store and its behaviour (models.go, server.go, billing.go,
+// audit.go, policy.go, faults.go) never see form values or XML; query.go decodes requests,
+// xml.go and errors.go encode answers, dispatch.go routes by Action, and one file per
+// resource family (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go,
+// images.go, instancetypes.go, tags.go) parses, calls and serialises. admin.go serves
+// the JSON admin API under /_karplab/ and adminclient.go is its typed client.
 //
 // It knows nothing of Kubernetes: it must not import k8s.io, sigs.k8s.io, cluster or labs.
 package fakeec2

@@ -1,0 +1,212 @@
+package fakeec2
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// adminPrefix is where the admin API lives: JSON over HTTP, not part of the EC2 API.
+//
+//	GET    /_karplab/health                   Health
+//	GET    /_karplab/audit?action=&caller=&resourceId=&errorCode=&since=&until=&mutating=true&limit=
+//	GET    /_karplab/billing                  Billing
+//	GET    /_karplab/billing/by-tag?key=K     CostReport
+//	GET    /_karplab/policy                   Policy
+//	PUT    /_karplab/policy                   Policy in, Policy out
+//	GET    /_karplab/faults                   []Fault
+//	POST   /_karplab/faults                   Fault in, Fault (with ID) out
+//	DELETE /_karplab/faults[?id=ID]           clear one or all
+//	POST   /_karplab/reset                    wipe instances, volumes, ENIs, templates, ledger, audit, policy, faults
+//	GET    /_karplab/decode?message=M         DecodedMessage
+//
+// Errors come back as {"error": "..."} with a 4xx/5xx status.
+const adminPrefix = "/_karplab/"
+
+// Health is the answer of GET /_karplab/health.
+type Health struct {
+	Status    string    `json:"status"` // "ok"
+	Region    string    `json:"region"`
+	Zones     []string  `json:"zones"`
+	Time      time.Time `json:"time"`
+	Instances int       `json:"instances"`
+	Persisted bool      `json:"persisted"`
+}
+
+// DecodedMessage is the answer of GET /_karplab/decode.
+type DecodedMessage struct {
+	Message string `json:"message"`
+	Reason  string `json:"reason"`
+}
+
+type adminError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func adminFail(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, adminError{Error: fmt.Sprintf(format, args...)})
+}
+
+func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	route := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, adminPrefix), "/")
+	q := r.URL.Query()
+	s.log.Debug("admin request", "method", r.Method, "path", r.URL.Path)
+	switch route {
+	case "health":
+		s.mu.RLock()
+		n := len(s.instances)
+		s.mu.RUnlock()
+		writeJSON(w, http.StatusOK, Health{Status: "ok", Region: s.region, Zones: s.Zones(), Time: s.clock.Now(),
+			Instances: n, Persisted: s.persist != nil})
+	case "audit":
+		aq := AuditQuery{Action: q.Get("action"), Caller: q.Get("caller"), ResourceID: q.Get("resourceId"),
+			ErrorCode: q.Get("errorCode"), MutatingOnly: q.Get("mutating") == "true"}
+		var err error
+		if aq.Since, err = parseAdminTime(q.Get("since")); err != nil {
+			adminFail(w, http.StatusBadRequest, "since: %v", err)
+			return
+		}
+		if aq.Until, err = parseAdminTime(q.Get("until")); err != nil {
+			adminFail(w, http.StatusBadRequest, "until: %v", err)
+			return
+		}
+		if l := q.Get("limit"); l != "" {
+			if aq.Limit, err = strconv.Atoi(l); err != nil || aq.Limit < 0 {
+				adminFail(w, http.StatusBadRequest, "limit: want a non-negative integer, got %q", l)
+				return
+			}
+		}
+		events := s.Audit(aq)
+		if events == nil {
+			events = []AuditEvent{}
+		}
+		writeJSON(w, http.StatusOK, events)
+	case "billing":
+		writeJSON(w, http.StatusOK, s.Billing())
+	case "billing/by-tag":
+		key := q.Get("key")
+		if key == "" {
+			adminFail(w, http.StatusBadRequest, "key: a tag key is required")
+			return
+		}
+		writeJSON(w, http.StatusOK, s.CostByTag(key))
+	case "policy":
+		switch r.Method {
+		case http.MethodGet:
+			writeJSON(w, http.StatusOK, s.Policy())
+		case http.MethodPut, http.MethodPost:
+			var p Policy
+			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&p); err != nil {
+				adminFail(w, http.StatusBadRequest, "decoding policy: %v", err)
+				return
+			}
+			if err := s.SetPolicy(p); err != nil {
+				adminFail(w, http.StatusInternalServerError, "saving policy: %v", err)
+				return
+			}
+			writeJSON(w, http.StatusOK, s.Policy())
+		default:
+			adminFail(w, http.StatusMethodNotAllowed, "use GET or PUT")
+		}
+	case "faults":
+		switch r.Method {
+		case http.MethodGet:
+			writeJSON(w, http.StatusOK, s.Faults())
+		case http.MethodPost, http.MethodPut:
+			var f Fault
+			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&f); err != nil {
+				adminFail(w, http.StatusBadRequest, "decoding fault: %v", err)
+				return
+			}
+			out, err := s.SetFault(f)
+			if err != nil {
+				adminFail(w, http.StatusBadRequest, "%v", err)
+				return
+			}
+			writeJSON(w, http.StatusOK, out)
+		case http.MethodDelete:
+			if err := s.ClearFaults(q.Get("id")); err != nil {
+				adminFail(w, http.StatusInternalServerError, "clearing faults: %v", err)
+				return
+			}
+			writeJSON(w, http.StatusOK, s.Faults())
+		default:
+			adminFail(w, http.StatusMethodNotAllowed, "use GET, POST or DELETE")
+		}
+	case "reset":
+		if r.Method != http.MethodPost {
+			adminFail(w, http.StatusMethodNotAllowed, "use POST")
+			return
+		}
+		if err := s.Reset(); err != nil {
+			adminFail(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+	case "decode":
+		msg := q.Get("message")
+		reason, ok := s.DecodeAuthorizationMessage(msg)
+		if !ok {
+			adminFail(w, http.StatusNotFound, "no denial with that message in the audit trail")
+			return
+		}
+		writeJSON(w, http.StatusOK, DecodedMessage{Message: msg, Reason: reason})
+	default:
+		adminFail(w, http.StatusNotFound, "no admin route %q", r.URL.Path)
+	}
+}
+
+func parseAdminTime(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, v)
+}
+
+// Reset wipes instances, volumes, ENIs, launch templates, fleets, the ledger, the audit
+// trail, the policy and the faults. The default VPC, subnets, security groups and images
+// stay, with their IDs.
+func (s *Server) Reset() error {
+	s.mu.Lock()
+	s.auditMu.Lock()
+	for _, b := range []struct {
+		name string
+		keys []string
+	}{
+		{bucketInstances, sortedKeys(s.instances)}, {bucketVolumes, sortedKeys(s.volumes)},
+		{bucketENIs, sortedKeys(s.enis)}, {bucketTemplates, sortedKeys(s.templates)},
+		{bucketFleets, sortedKeys(s.fleets)}, {bucketLedger, sortedKeys(s.ledger)},
+	} {
+		for _, k := range b.keys {
+			s.remove(b.name, k)
+		}
+	}
+	for _, e := range s.audit {
+		s.remove(bucketAudit, beUint64(e.Seq))
+	}
+	s.audit = nil
+	s.resetMaps(false)
+	s.saveMeta()
+	wait := s.flushLocked()
+	s.auditMu.Unlock()
+	s.mu.Unlock()
+	if err := <-wait; err != nil {
+		return fmt.Errorf("persisting reset: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package fakeec2
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// AdminClient is a typed client of the admin API (/_karplab/ on the emulator's endpoint).
+// The lab daemon and the graders read audit, billing, policy and faults through it.
+type AdminClient struct {
+	endpoint string
+	http     *http.Client
+}
+
+// NewAdminClient returns a client for the emulator at endpoint ("http://127.0.0.1:4566").
+func NewAdminClient(endpoint string) *AdminClient {
+	return &AdminClient{endpoint: strings.TrimSuffix(endpoint, "/"), http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+func (c *AdminClient) do(ctx context.Context, method, route string, query url.Values, in, out any) error {
+	u := c.endpoint + adminPrefix + route
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encoding %s request: %w", route, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return fmt.Errorf("building %s request: %w", route, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("calling fakeec2 admin %s %s: %w", method, route, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("reading fakeec2 admin %s: %w", route, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var ae adminError
+		if json.Unmarshal(data, &ae) == nil && ae.Error != "" {
+			return fmt.Errorf("fakeec2 admin %s %s: %s (HTTP %d)", method, route, ae.Error, resp.StatusCode)
+		}
+		return fmt.Errorf("fakeec2 admin %s %s: HTTP %d: %s", method, route, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decoding fakeec2 admin %s: %w", route, err)
+		}
+	}
+	return nil
+}
+
+// Health reports whether the emulator is up.
+func (c *AdminClient) Health(ctx context.Context) (Health, error) {
+	var h Health
+	return h, c.do(ctx, http.MethodGet, "health", nil, nil, &h)
+}
+
+// Audit returns the audit events matching q, oldest first.
+func (c *AdminClient) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, error) {
+	v := url.Values{}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("action", q.Action)
+	set("caller", q.Caller)
+	set("resourceId", q.ResourceID)
+	set("errorCode", q.ErrorCode)
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.Format(time.RFC3339Nano))
+	}
+	if !q.Until.IsZero() {
+		v.Set("until", q.Until.Format(time.RFC3339Nano))
+	}
+	if q.MutatingOnly {
+		v.Set("mutating", "true")
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var out []AuditEvent
+	return out, c.do(ctx, http.MethodGet, "audit", v, nil, &out)
+}
+
+// Billing returns the ledger with costs accrued until now.
+func (c *AdminClient) Billing(ctx context.Context) (Billing, error) {
+	var b Billing
+	return b, c.do(ctx, http.MethodGet, "billing", nil, nil, &b)
+}
+
+// CostByTag groups accrued cost by the value of tag key.
+func (c *AdminClient) CostByTag(ctx context.Context, key string) (CostReport, error) {
+	var r CostReport
+	return r, c.do(ctx, http.MethodGet, "billing/by-tag", url.Values{"key": {key}}, nil, &r)
+}
+
+// Policy returns the policy in force.
+func (c *AdminClient) Policy(ctx context.Context) (Policy, error) {
+	var p Policy
+	return p, c.do(ctx, http.MethodGet, "policy", nil, nil, &p)
+}
+
+// SetPolicy replaces the policy (an empty Policy allows everything).
+func (c *AdminClient) SetPolicy(ctx context.Context, p Policy) error {
+	return c.do(ctx, http.MethodPut, "policy", nil, p, nil)
+}
+
+// Faults lists the active faults.
+func (c *AdminClient) Faults(ctx context.Context) ([]Fault, error) {
+	var f []Fault
+	return f, c.do(ctx, http.MethodGet, "faults", nil, nil, &f)
+}
+
+// SetFault adds a fault and returns it with its ID.
+func (c *AdminClient) SetFault(ctx context.Context, f Fault) (Fault, error) {
+	var out Fault
+	return out, c.do(ctx, http.MethodPost, "faults", nil, f, &out)
+}
+
+// ClearFaults removes the fault with id, or every fault when id is "".
+func (c *AdminClient) ClearFaults(ctx context.Context, id string) error {
+	v := url.Values{}
+	if id != "" {
+		v.Set("id", id)
+	}
+	return c.do(ctx, http.MethodDelete, "faults", v, nil, nil)
+}
+
+// Reset wipes the emulator's resources, ledger, audit trail, policy and faults.
+func (c *AdminClient) Reset(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "reset", nil, nil, nil)
+}
+
+// DecodeAuthorizationMessage returns the policy reason behind an UnauthorizedOperation's
+// encoded message.
+func (c *AdminClient) DecodeAuthorizationMessage(ctx context.Context, message string) (string, error) {
+	var d DecodedMessage
+	if err := c.do(ctx, http.MethodGet, "decode", url.Values{"message": {message}}, nil, &d); err != nil {
+		return "", err
+	}
+	return d.Reason, nil
+}

@@ -1,0 +1,221 @@
+package fakeec2
+
+import (
+	"errors"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// call is one EC2 request on its way through a handler.
+type call struct {
+	action    string
+	requestID string
+	caller    string
+	q         *query
+	now       time.Time
+	dryRun    bool
+	event     *AuditEvent
+	wait      <-chan error // the handler's writes reach disk when this yields
+}
+
+type handlerFunc func(s *Server, c *call) (wireResponse, *APIError)
+
+type actionSpec struct {
+	fn handlerFunc
+	// mutating handlers check DryRun themselves, after validating, and the response waits
+	// for their writes to be durable. Read-only ones answer DryRun in the dispatcher.
+	mutating bool
+}
+
+// actions is the dispatch table, keyed by the Action parameter.
+var actions map[string]actionSpec
+
+func init() {
+	actions = map[string]actionSpec{
+		// instances
+		"RunInstances":              {fn: (*Server).runInstances, mutating: true},
+		"TerminateInstances":        {fn: (*Server).terminateInstances, mutating: true},
+		"DescribeInstances":         {fn: (*Server).describeInstances},
+		"DescribeInstanceStatus":    {fn: (*Server).describeInstanceStatus},
+		"DescribeInstanceAttribute": {fn: (*Server).describeInstanceAttribute},
+		"CreateFleet":               {fn: (*Server).createFleet, mutating: true},
+		// launch templates
+		"CreateLaunchTemplate":           {fn: (*Server).createLaunchTemplate, mutating: true},
+		"CreateLaunchTemplateVersion":    {fn: (*Server).createLaunchTemplateVersion, mutating: true},
+		"DescribeLaunchTemplates":        {fn: (*Server).describeLaunchTemplates},
+		"DescribeLaunchTemplateVersions": {fn: (*Server).describeLaunchTemplateVersions},
+		"DeleteLaunchTemplate":           {fn: (*Server).deleteLaunchTemplate, mutating: true},
+		// storage and network interfaces
+		"DescribeVolumes":           {fn: (*Server).describeVolumes},
+		"DescribeNetworkInterfaces": {fn: (*Server).describeNetworkInterfaces},
+		// tags
+		"CreateTags":   {fn: (*Server).createTags, mutating: true},
+		"DeleteTags":   {fn: (*Server).deleteTags, mutating: true},
+		"DescribeTags": {fn: (*Server).describeTags},
+		// network
+		"DescribeVpcs":              {fn: (*Server).describeVpcs},
+		"DescribeSubnets":           {fn: (*Server).describeSubnets},
+		"DescribeSecurityGroups":    {fn: (*Server).describeSecurityGroups},
+		"DescribeAvailabilityZones": {fn: (*Server).describeAvailabilityZones},
+		// images and capacity
+		"DescribeImages":                {fn: (*Server).describeImages},
+		"DescribeInstanceTypes":         {fn: (*Server).describeInstanceTypes},
+		"DescribeInstanceTypeOfferings": {fn: (*Server).describeInstanceTypeOfferings},
+		"DescribeSpotPriceHistory":      {fn: (*Server).describeSpotPriceHistory},
+		"DescribeCapacityReservations":  {fn: (*Server).describeCapacityReservations},
+	}
+}
+
+// Actions lists the EC2 actions the emulator answers, sorted.
+func Actions() []string {
+	out := make([]string, 0, len(actions))
+	for a := range actions {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+const maxBody = 8 << 20
+
+// ServeHTTP answers EC2 Query-protocol requests at any path but the admin prefix.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, adminPrefix) {
+		s.serveAdmin(w, r)
+		return
+	}
+	start := time.Now()
+	reqID := s.ids.NewID("")
+	c := &call{requestID: reqID, caller: callerFromAuth(r.Header.Get("Authorization")), now: s.clock.Now()}
+	body, apiErr := s.handle(r, c)
+	var out []byte
+	status := http.StatusOK
+	if apiErr == nil {
+		var err error
+		out, err = marshalResponse(c.action, reqID, body)
+		if err != nil {
+			apiErr = errInternal("encoding the response: %v", err)
+		}
+	}
+	if apiErr != nil {
+		status = apiErr.HTTPStatus
+		out = marshalError(apiErr, reqID)
+	}
+	if c.event != nil {
+		if apiErr != nil {
+			c.event.ErrorCode, c.event.ErrorMessage = apiErr.Code, apiErr.Message
+		}
+		wait := s.recordAudit(c.event)
+		if c.wait != nil { // a mutation: answer only once it (and its audit record) is durable
+			err := <-c.wait
+			if err2 := <-wait; err == nil {
+				err = err2
+			}
+			if err != nil {
+				status, apiErr = http.StatusInternalServerError, errInternal("persisting state: %v", err)
+				out = marshalError(apiErr, reqID)
+			}
+		}
+	}
+	code := ""
+	if apiErr != nil {
+		code = apiErr.Code
+	}
+	s.log.Debug("ec2 request", "action", c.action, "requestId", reqID, "caller", c.caller,
+		"status", status, "code", code, "duration", time.Since(start).Round(time.Microsecond))
+	if s.log.Enabled(r.Context(), levelBodies) {
+		params := map[string]string{}
+		if c.q != nil {
+			params = c.q.flatten()
+		}
+		s.log.Log(r.Context(), levelBodies, "ec2 body", "requestId", reqID, "params", params, "response", string(out))
+	}
+	writeBody(w, status, out)
+}
+
+// levelBodies is the slog level of request and response bodies (-v 2).
+const levelBodies = -8
+
+func (s *Server) handle(r *http.Request, c *call) (wireResponse, *APIError) {
+	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, apiErr(http.StatusRequestEntityTooLarge, CodeInvalidHTTPRequest, "The request body is too large.")
+		}
+		return nil, badRequest("MalformedQueryString", "The query string is malformed: %v", err)
+	}
+	q, err := parseQuery(r.Form)
+	if err != nil {
+		return nil, badRequest("MalformedQueryString", "%v", err)
+	}
+	c.q = q
+	c.action = q.str("Action")
+	if c.action == "" {
+		return nil, badRequest(CodeMissingAction, "The request must contain the parameter Action")
+	}
+	spec, ok := actions[c.action]
+	if !ok {
+		return nil, badRequest(CodeInvalidAction, "The action %s is not valid for this web service.", c.action)
+	}
+	c.event = &AuditEvent{
+		Time: c.now, Action: c.action, Caller: c.caller, RequestID: c.requestID,
+		SourceIP: r.RemoteAddr, UserAgent: r.UserAgent(), Parameters: q.flatten(), ReadOnly: !spec.mutating,
+	}
+	if v := q.str("Version"); v != "" && v != "2016-11-15" {
+		return nil, errInvalidValue("Version %q is not supported; this endpoint speaks 2016-11-15.", v)
+	}
+	dry, _, derr := q.boolean("DryRun")
+	if derr != nil {
+		return nil, derr
+	}
+	c.dryRun = dry
+	c.event.DryRun = dry
+
+	if e := s.applyRequestFaults(c); e != nil {
+		return nil, e
+	}
+	if e := s.authorizeAction(c); e != nil {
+		return nil, e
+	}
+	if dry && !spec.mutating {
+		return nil, errDryRun()
+	}
+	s.advanceIfDue(c.now)
+	return spec.fn(s, c)
+}
+
+// callerFromAuth returns the access key ID of a SigV4 Authorization header
+// ("AWS4-HMAC-SHA256 Credential=AKID/20260101/eu-west-2/ec2/aws4_request, ..."), or
+// "anonymous". Signatures are not verified: the lab has no secrets to check against.
+func callerFromAuth(h string) string {
+	i := strings.Index(h, "Credential=")
+	if i < 0 {
+		return "anonymous"
+	}
+	rest := h[i+len("Credential="):]
+	if j := strings.IndexAny(rest, "/, "); j >= 0 {
+		rest = rest[:j]
+	}
+	if rest == "" {
+		return "anonymous"
+	}
+	return rest
+}
+
+// mutate runs fn under the store lock and queues its writes; the request answers once
+// they are durable.
+func (s *Server) mutate(c *call, fn func() *APIError) *APIError {
+	s.mu.Lock()
+	s.advanceLocked(c.now)
+	seq := s.seq
+	err := fn()
+	if s.seq != seq {
+		s.saveMeta()
+	}
+	c.wait = s.flushLocked()
+	s.mu.Unlock()
+	return err
+}

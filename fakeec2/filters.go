@@ -1,0 +1,162 @@
+package fakeec2
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+)
+
+// attrTable maps a Describe call's filter names to the values a record has for them.
+type attrTable[T any] map[string]func(T) []string
+
+// compileFilters checks the filter names against table (tag:KEY, tag-key and tag-value
+// are always known when tagsOf is set) and returns the predicate: filters AND, values OR,
+// values may use the * and ? wildcards.
+func compileFilters[T any](fs []filter, table attrTable[T], tagsOf func(T) []Tag) (func(T) bool, *APIError) {
+	type compiled struct {
+		values func(T) []string
+		pats   []string
+	}
+	var cs []compiled
+	for _, f := range fs {
+		var get func(T) []string
+		switch {
+		case tagsOf != nil && strings.HasPrefix(f.Name, "tag:"):
+			key := strings.TrimPrefix(f.Name, "tag:")
+			get = func(r T) []string {
+				if v, ok := tagValue(tagsOf(r), key); ok {
+					return []string{v}
+				}
+				return nil
+			}
+		case tagsOf != nil && f.Name == "tag-key":
+			get = func(r T) []string {
+				tags := tagsOf(r)
+				out := make([]string, len(tags))
+				for i, t := range tags {
+					out[i] = t.Key
+				}
+				return out
+			}
+		case tagsOf != nil && f.Name == "tag-value":
+			get = func(r T) []string {
+				tags := tagsOf(r)
+				out := make([]string, len(tags))
+				for i, t := range tags {
+					out[i] = t.Value
+				}
+				return out
+			}
+		default:
+			get = table[f.Name]
+		}
+		if get == nil {
+			return nil, errInvalidValue("The filter '%s' is invalid", f.Name)
+		}
+		if len(f.Values) == 0 {
+			return nil, errInvalidValue("The filter '%s' requires at least one value", f.Name)
+		}
+		cs = append(cs, compiled{values: get, pats: f.Values})
+	}
+	return func(r T) bool {
+		for _, c := range cs {
+			if !anyMatch(c.pats, c.values(r)) {
+				return false
+			}
+		}
+		return true
+	}, nil
+}
+
+func anyMatch(pats, vals []string) bool {
+	for _, v := range vals {
+		for _, p := range pats {
+			if wildMatch(p, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wildMatch matches s against an EC2 filter pattern: * any run, ? one character.
+func wildMatch(p, s string) bool {
+	if !strings.ContainsAny(p, "*?") {
+		return p == s
+	}
+	// Iterative matcher with backtracking to the last star.
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+func one(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// page is a paginated slice of records sorted by Seq.
+type pageReq struct {
+	max   int    // 0: everything
+	after uint64 // from NextToken
+}
+
+// pageParams reads MaxResults/NextToken, with MaxResults bounded to [min, max].
+func pageParams(q *query, min, max int) (pageReq, *APIError) {
+	var p pageReq
+	n, ok, err := q.integer("MaxResults")
+	if err != nil {
+		return p, err
+	}
+	if ok {
+		if n < int64(min) || n > int64(max) {
+			return p, errInvalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between %d and %d.", n, min, max)
+		}
+		p.max = int(n)
+	}
+	if tok := q.str("NextToken"); tok != "" {
+		b, derr := base64.RawURLEncoding.DecodeString(tok)
+		seq, perr := strconv.ParseUint(strings.TrimPrefix(string(b), "seq:"), 10, 64)
+		if derr != nil || perr != nil || !strings.HasPrefix(string(b), "seq:") {
+			return p, badRequest(CodeInvalidPaginationToken, "Invalid pagination token: %s", tok)
+		}
+		p.after = seq
+	}
+	return p, nil
+}
+
+// paginate cuts items (sorted by seq) to one page and returns the next token ("" at the end).
+func paginate[T any](items []T, seq func(T) uint64, p pageReq) ([]T, string) {
+	start := 0
+	if p.after > 0 {
+		for start < len(items) && seq(items[start]) <= p.after {
+			start++
+		}
+	}
+	items = items[start:]
+	if p.max == 0 || len(items) <= p.max {
+		return items, ""
+	}
+	last := seq(items[p.max-1])
+	return items[:p.max], base64.RawURLEncoding.EncodeToString([]byte("seq:" + strconv.FormatUint(last, 10)))
+}

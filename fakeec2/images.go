@@ -1,0 +1,193 @@
+package fakeec2
+
+import (
+	"fmt"
+	"time"
+)
+
+// EKSImageOwner is the account that owns the EKS-optimized AMIs (alias "amazon").
+const EKSImageOwner = "602401143452"
+
+// seedImages registers EKS-optimized AL2023 AMIs for amd64 and arm64, several releases
+// per Kubernetes version, so that "latest" has something older to be newer than.
+// Callers hold s.mu.
+func (s *Server) seedImages() {
+	releases := []string{"20260901", "20261001", "20261101"}
+	for _, k8s := range []string{"1.33", "1.34"} {
+		for _, rel := range releases {
+			for _, arch := range []string{"x86_64", "arm64"} {
+				created, _ := time.Parse("20060102", rel)
+				name := fmt.Sprintf("amazon-eks-node-al2023-%s-standard-%s-v%s", arch, k8s, rel)
+				im := &image{
+					Seq: s.nextSeq(), ID: s.newID("ami"), Name: name, Architecture: arch,
+					Description:  fmt.Sprintf("EKS-optimized Kubernetes node based on Amazon Linux 2023, (k8s: %s, containerd: 2.1.*)", k8s),
+					OwnerID:      EKSImageOwner, OwnerAlias: "amazon", CreationDate: created.Add(9 * time.Hour).UTC(),
+					RootDeviceName: "/dev/xvda", RootSnapshotID: s.newID("snap"), RootSizeGiB: 20,
+				}
+				s.images[im.ID] = im
+				s.save(bucketImages, im.ID, im)
+			}
+		}
+	}
+}
+
+type xmlEbsBlockDevice struct {
+	SnapshotID          string `xml:"snapshotId,omitempty"`
+	VolumeSize          int32  `xml:"volumeSize,omitempty"`
+	DeleteOnTermination string `xml:"deleteOnTermination,omitempty"`
+	VolumeType          string `xml:"volumeType,omitempty"`
+	Iops                int32  `xml:"iops,omitempty"`
+	Throughput          int32  `xml:"throughput,omitempty"`
+	Encrypted           string `xml:"encrypted,omitempty"`
+	KMSKeyID            string `xml:"kmsKeyId,omitempty"`
+}
+
+type xmlBlockDeviceMapping struct {
+	DeviceName string             `xml:"deviceName"`
+	Ebs        *xmlEbsBlockDevice `xml:"ebs,omitempty"`
+}
+
+type xmlImage struct {
+	ImageID            string                  `xml:"imageId"`
+	ImageLocation      string                  `xml:"imageLocation"`
+	ImageState         string                  `xml:"imageState"`
+	ImageOwnerID       string                  `xml:"imageOwnerId"`
+	CreationDate       string                  `xml:"creationDate"`
+	IsPublic           string                  `xml:"isPublic"`
+	Architecture       string                  `xml:"architecture"`
+	ImageType          string                  `xml:"imageType"`
+	PlatformDetails    string                  `xml:"platformDetails"`
+	UsageOperation     string                  `xml:"usageOperation"`
+	ImageOwnerAlias    string                  `xml:"imageOwnerAlias,omitempty"`
+	Name               string                  `xml:"name"`
+	Description        string                  `xml:"description"`
+	RootDeviceType     string                  `xml:"rootDeviceType"`
+	RootDeviceName     string                  `xml:"rootDeviceName"`
+	BlockDeviceMapping []xmlBlockDeviceMapping `xml:"blockDeviceMapping>item"`
+	VirtualizationType string                  `xml:"virtualizationType"`
+	Hypervisor         string                  `xml:"hypervisor"`
+	EnaSupport         string                  `xml:"enaSupport"`
+	SriovNetSupport    string                  `xml:"sriovNetSupport"`
+	BootMode           string                  `xml:"bootMode"`
+	ImdsSupport        string                  `xml:"imdsSupport"`
+	DeprecationTime    string                  `xml:"deprecationTime,omitempty"`
+	Tags               []xmlTag                `xml:"tagSet>item"`
+}
+
+type describeImagesResponse struct {
+	WireHeader
+	Images    []xmlImage `xml:"imagesSet>item"`
+	NextToken string     `xml:"nextToken,omitempty"`
+}
+
+var imageAttrs = attrTable[*image]{
+	"image-id":            func(i *image) []string { return one(i.ID) },
+	"name":                func(i *image) []string { return one(i.Name) },
+	"description":         func(i *image) []string { return one(i.Description) },
+	"architecture":        func(i *image) []string { return one(i.Architecture) },
+	"owner-id":            func(i *image) []string { return one(i.OwnerID) },
+	"owner-alias":         func(i *image) []string { return one(i.OwnerAlias) },
+	"state":               func(i *image) []string { return one("available") },
+	"is-public":           func(i *image) []string { return one("true") },
+	"image-type":          func(i *image) []string { return one("machine") },
+	"virtualization-type": func(i *image) []string { return one("hvm") },
+	"root-device-type":    func(i *image) []string { return one("ebs") },
+	"root-device-name":    func(i *image) []string { return one(i.RootDeviceName) },
+	"hypervisor":          func(i *image) []string { return one("xen") },
+	"platform-details":    func(i *image) []string { return one("Linux/UNIX") },
+	"creation-date":       func(i *image) []string { return one(xmlTime(i.CreationDate)) },
+	"ena-support":         func(i *image) []string { return one("true") },
+	"block-device-mapping.device-name": func(i *image) []string {
+		return one(i.RootDeviceName)
+	},
+}
+
+func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, imageAttrs, func(i *image) []Tag { return i.Tags })
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	ids, owners := c.q.strs("ImageId"), c.q.strs("Owner")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var items []*image
+	for _, id := range ids {
+		im := s.images[id]
+		if im == nil {
+			if !validID(id, "ami") {
+				return nil, badRequest(CodeInvalidAMIIDMalformed, "Invalid id: \"%s\" (expecting \"ami-...\")", id)
+			}
+			return nil, badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
+		}
+		items = append(items, im)
+	}
+	if len(ids) == 0 {
+		for _, im := range s.images {
+			items = append(items, im)
+		}
+	}
+	ownerOK := func(im *image) bool {
+		if len(owners) == 0 {
+			return true
+		}
+		for _, o := range owners {
+			if o == im.OwnerID || o == im.OwnerAlias || (o == "self" && im.OwnerID == s.account) {
+				return true
+			}
+		}
+		return false
+	}
+	seq := func(i *image) uint64 { return i.Seq }
+	bySeq(items, seq)
+	items = filterSlice(items, func(im *image) bool { return ownerOK(im) && pred(im) })
+	resp := &describeImagesResponse{}
+	var page []*image
+	page, resp.NextToken = paginate(items, seq, p)
+	for _, im := range page {
+		resp.Images = append(resp.Images, xmlImage{
+			ImageID: im.ID, ImageLocation: "amazon/" + im.Name, ImageState: "available", ImageOwnerID: im.OwnerID,
+			CreationDate: xmlTime(im.CreationDate), IsPublic: "true", Architecture: im.Architecture,
+			ImageType: "machine", PlatformDetails: "Linux/UNIX", UsageOperation: "RunInstances",
+			ImageOwnerAlias: im.OwnerAlias, Name: im.Name, Description: im.Description,
+			RootDeviceType: "ebs", RootDeviceName: im.RootDeviceName,
+			BlockDeviceMapping: []xmlBlockDeviceMapping{{DeviceName: im.RootDeviceName, Ebs: &xmlEbsBlockDevice{
+				SnapshotID: im.RootSnapshotID, VolumeSize: im.RootSizeGiB, DeleteOnTermination: "true",
+				VolumeType: "gp3", Iops: 3000, Throughput: 125, Encrypted: "false"}}},
+			VirtualizationType: "hvm", Hypervisor: "xen", EnaSupport: "true", SriovNetSupport: "simple",
+			BootMode: bootModeFor(im.Architecture), ImdsSupport: "v2.0",
+			DeprecationTime: xmlTime(im.DeprecationTime), Tags: xmlTags(im.Tags),
+		})
+	}
+	return resp, nil
+}
+
+func bootModeFor(arch string) string {
+	if arch == "arm64" {
+		return "uefi"
+	}
+	return "uefi-preferred"
+}
+
+// validID reports whether id looks like an AWS ID of the prefix (8 or 17 hex digits).
+func validID(id, prefix string) bool {
+	if len(id) != len(prefix)+9 && len(id) != len(prefix)+18 {
+		return false
+	}
+	if id[:len(prefix)+1] != prefix+"-" {
+		return false
+	}
+	for _, r := range id[len(prefix)+1:] {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}

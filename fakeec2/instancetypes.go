@@ -1,0 +1,428 @@
+package fakeec2
+
+import (
+	"hash/fnv"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SpotPrice is the emulated spot price of instanceType in zone: a stable 30-45% of the
+// on-demand price, different per zone (a deterministic hash, so every run agrees).
+func SpotPrice(it *InstanceTypeInfo, zone string) float64 {
+	h := fnv.New32a()
+	h.Write([]byte(it.Name + "/" + zone))
+	factor := 0.30 + float64(h.Sum32()%151)/1000
+	return math.Round(it.OnDemandPrice*factor*10000) / 10000
+}
+
+// LookupInstanceType returns the catalog entry of name.
+func LookupInstanceType(name string) (InstanceTypeInfo, bool) {
+	for _, it := range catalog {
+		if it.Name == name {
+			return it, true
+		}
+	}
+	return InstanceTypeInfo{}, false
+}
+
+// InstanceTypes returns the catalog.
+func InstanceTypes() []InstanceTypeInfo { return append([]InstanceTypeInfo(nil), catalog...) }
+
+func (s *Server) price(instanceType, zone, capacityType string) float64 {
+	it := s.types[instanceType]
+	if it == nil {
+		return 0
+	}
+	if capacityType == "spot" {
+		return SpotPrice(it, zone)
+	}
+	return it.OnDemandPrice
+}
+
+func family(instanceType string) string {
+	f, _, _ := strings.Cut(instanceType, ".")
+	return f
+}
+
+func isGraviton(it *InstanceTypeInfo) bool { return it.Arch == "arm64" }
+
+// --- DescribeInstanceTypes ---
+
+type xmlInstanceTypeInfo struct {
+	InstanceType                  string        `xml:"instanceType"`
+	CurrentGeneration             string        `xml:"currentGeneration"`
+	FreeTierEligible              string        `xml:"freeTierEligible"`
+	SupportedUsageClasses         []string      `xml:"supportedUsageClasses>item"`
+	SupportedRootDeviceTypes      []string      `xml:"supportedRootDeviceTypes>item"`
+	SupportedVirtualizationTypes  []string      `xml:"supportedVirtualizationTypes>item"`
+	BareMetal                     string        `xml:"bareMetal"`
+	Hypervisor                    string        `xml:"hypervisor"`
+	ProcessorInfo                 xmlProcessor  `xml:"processorInfo"`
+	VCPUInfo                      xmlVCPU       `xml:"vCpuInfo"`
+	MemoryInfo                    xmlMemory     `xml:"memoryInfo"`
+	InstanceStorageSupported      string        `xml:"instanceStorageSupported"`
+	EbsInfo                       xmlEbsInfo    `xml:"ebsInfo"`
+	NetworkInfo                   xmlNetworkInf `xml:"networkInfo"`
+	PlacementGroupStrategies      []string      `xml:"placementGroupInfo>supportedStrategies>item"`
+	HibernationSupported          string        `xml:"hibernationSupported"`
+	BurstablePerformanceSupported string        `xml:"burstablePerformanceSupported"`
+	DedicatedHostsSupported       string        `xml:"dedicatedHostsSupported"`
+	AutoRecoverySupported         string        `xml:"autoRecoverySupported"`
+	SupportedBootModes            []string      `xml:"supportedBootModes>item"`
+	NitroEnclavesSupport          string        `xml:"nitroEnclavesSupport"`
+	NitroTpmSupport               string        `xml:"nitroTpmSupport"`
+}
+
+type xmlProcessor struct {
+	SupportedArchitectures []string `xml:"supportedArchitectures>item"`
+	SustainedClockSpeed    float64  `xml:"sustainedClockSpeedInGhz"`
+	Manufacturer           string   `xml:"manufacturer"`
+}
+
+type xmlVCPU struct {
+	DefaultVCPUs          int32 `xml:"defaultVCpus"`
+	DefaultCores          int32 `xml:"defaultCores"`
+	DefaultThreadsPerCore int32 `xml:"defaultThreadsPerCore"`
+}
+
+type xmlMemory struct {
+	SizeInMiB int64 `xml:"sizeInMiB"`
+}
+
+type xmlEbsInfo struct {
+	EbsOptimizedSupport string `xml:"ebsOptimizedSupport"`
+	EncryptionSupport   string `xml:"encryptionSupport"`
+	NvmeSupport         string `xml:"nvmeSupport"`
+}
+
+type xmlNetworkCard struct {
+	NetworkCardIndex         int32  `xml:"networkCardIndex"`
+	NetworkPerformance       string `xml:"networkPerformance"`
+	MaximumNetworkInterfaces int32  `xml:"maximumNetworkInterfaces"`
+}
+
+type xmlNetworkInf struct {
+	NetworkPerformance        string           `xml:"networkPerformance"`
+	MaximumNetworkInterfaces  int32            `xml:"maximumNetworkInterfaces"`
+	MaximumNetworkCards       int32            `xml:"maximumNetworkCards"`
+	DefaultNetworkCardIndex   int32            `xml:"defaultNetworkCardIndex"`
+	NetworkCards              []xmlNetworkCard `xml:"networkCards>item"`
+	IPv4AddressesPerInterface int32            `xml:"ipv4AddressesPerInterface"`
+	IPv6AddressesPerInterface int32            `xml:"ipv6AddressesPerInterface"`
+	IPv6Supported             string           `xml:"ipv6Supported"`
+	EnaSupport                string           `xml:"enaSupport"`
+	EfaSupported              string           `xml:"efaSupported"`
+	EncryptionInTransit       string           `xml:"encryptionInTransitSupported"`
+}
+
+type describeInstanceTypesResponse struct {
+	WireHeader
+	InstanceTypes []xmlInstanceTypeInfo `xml:"instanceTypeSet>item"`
+	NextToken     string                `xml:"nextToken,omitempty"`
+}
+
+func i32s(n int32) []string  { return []string{strconv.Itoa(int(n))} }
+func i64s(n int64) []string  { return []string{strconv.FormatInt(n, 10)} }
+func f64s(f float64) []string { return []string{strconv.FormatFloat(f, 'f', -1, 64)} }
+
+var instanceTypeAttrs = attrTable[*InstanceTypeInfo]{
+	"instance-type":                         func(it *InstanceTypeInfo) []string { return one(it.Name) },
+	"processor-info.supported-architecture": func(it *InstanceTypeInfo) []string { return one(it.Arch) },
+	"processor-info.manufacturer":           func(it *InstanceTypeInfo) []string { return one(it.Manufacturer) },
+	"processor-info.sustained-clock-speed-in-ghz": func(it *InstanceTypeInfo) []string {
+		return f64s(it.ClockSpeedGHz)
+	},
+	"supported-virtualization-type":         func(*InstanceTypeInfo) []string { return one("hvm") },
+	"supported-root-device-type":            func(*InstanceTypeInfo) []string { return one("ebs") },
+	"supported-usage-class":                 func(*InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
+	"current-generation":                    func(*InstanceTypeInfo) []string { return one("true") },
+	"bare-metal":                            func(*InstanceTypeInfo) []string { return one("false") },
+	"burstable-performance-supported":       func(*InstanceTypeInfo) []string { return one("false") },
+	"free-tier-eligible":                    func(*InstanceTypeInfo) []string { return one("false") },
+	"hypervisor":                            func(*InstanceTypeInfo) []string { return one("nitro") },
+	"instance-storage-supported":            func(*InstanceTypeInfo) []string { return one("false") },
+	"vcpu-info.default-vcpus":               func(it *InstanceTypeInfo) []string { return i32s(it.VCPUs) },
+	"memory-info.size-in-mib":               func(it *InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
+	"network-info.maximum-network-interfaces": func(it *InstanceTypeInfo) []string {
+		return i32s(it.MaxENIs)
+	},
+	"network-info.ipv4-addresses-per-interface": func(it *InstanceTypeInfo) []string {
+		return i32s(it.IPv4PerENI)
+	},
+	"network-info.network-performance": func(it *InstanceTypeInfo) []string { return one(it.NetworkPerformance) },
+	"network-info.ena-support":         func(*InstanceTypeInfo) []string { return one("required") },
+	"ebs-info.encryption-support":      func(*InstanceTypeInfo) []string { return one("supported") },
+	"ebs-info.nvme-support":            func(*InstanceTypeInfo) []string { return one("required") },
+}
+
+func (s *Server) describeInstanceTypes(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, instanceTypeAttrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 100)
+	if err != nil {
+		return nil, err
+	}
+	names := c.q.strs("InstanceType")
+	for _, n := range names {
+		if s.types[n] == nil {
+			return nil, errInvalidValue("The following supplied instance types do not exist: [%s]", n)
+		}
+	}
+	var items []*InstanceTypeInfo
+	for i := range catalog {
+		it := &catalog[i]
+		if (len(names) == 0 || contains(names, it.Name)) && pred(it) {
+			items = append(items, it)
+		}
+	}
+	// Pages are cut by position in the catalog (seq = index + 1).
+	idx := map[*InstanceTypeInfo]uint64{}
+	for i := range catalog {
+		idx[&catalog[i]] = uint64(i + 1)
+	}
+	resp := &describeInstanceTypesResponse{}
+	var page []*InstanceTypeInfo
+	page, resp.NextToken = paginate(items, func(it *InstanceTypeInfo) uint64 { return idx[it] }, p)
+	for _, it := range page {
+		resp.InstanceTypes = append(resp.InstanceTypes, s.wireInstanceType(it))
+	}
+	return resp, nil
+}
+
+func (s *Server) wireInstanceType(it *InstanceTypeInfo) xmlInstanceTypeInfo {
+	threads := int32(2)
+	if isGraviton(it) {
+		threads = 1
+	}
+	boot := []string{"legacy-bios", "uefi"}
+	if isGraviton(it) {
+		boot = []string{"uefi"}
+	}
+	return xmlInstanceTypeInfo{
+		InstanceType: it.Name, CurrentGeneration: "true", FreeTierEligible: "false",
+		SupportedUsageClasses:        []string{"on-demand", "spot"},
+		SupportedRootDeviceTypes:     []string{"ebs"},
+		SupportedVirtualizationTypes: []string{"hvm"},
+		BareMetal:                    "false", Hypervisor: "nitro",
+		ProcessorInfo: xmlProcessor{SupportedArchitectures: []string{it.Arch}, SustainedClockSpeed: it.ClockSpeedGHz,
+			Manufacturer: it.Manufacturer},
+		VCPUInfo:                 xmlVCPU{DefaultVCPUs: it.VCPUs, DefaultCores: it.VCPUs / threads, DefaultThreadsPerCore: threads},
+		MemoryInfo:               xmlMemory{SizeInMiB: it.MemoryMiB},
+		InstanceStorageSupported: "false",
+		EbsInfo:                  xmlEbsInfo{EbsOptimizedSupport: "default", EncryptionSupport: "supported", NvmeSupport: "required"},
+		NetworkInfo: xmlNetworkInf{
+			NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: it.MaxENIs, MaximumNetworkCards: 1,
+			NetworkCards: []xmlNetworkCard{{NetworkCardIndex: 0, NetworkPerformance: it.NetworkPerformance,
+				MaximumNetworkInterfaces: it.MaxENIs}},
+			IPv4AddressesPerInterface: it.IPv4PerENI, IPv6AddressesPerInterface: it.IPv4PerENI,
+			IPv6Supported: "true", EnaSupport: "required", EfaSupported: "false", EncryptionInTransit: "true",
+		},
+		PlacementGroupStrategies: []string{"cluster", "partition", "spread"},
+		HibernationSupported:     "true", BurstablePerformanceSupported: "false", DedicatedHostsSupported: "true",
+		AutoRecoverySupported: "true", SupportedBootModes: boot, NitroEnclavesSupport: "supported",
+		NitroTpmSupport: "supported",
+	}
+}
+
+// --- DescribeInstanceTypeOfferings ---
+
+type xmlOffering struct {
+	InstanceType string `xml:"instanceType"`
+	LocationType string `xml:"locationType"`
+	Location     string `xml:"location"`
+}
+
+type describeOfferingsResponse struct {
+	WireHeader
+	Offerings []xmlOffering `xml:"instanceTypeOfferingSet>item"`
+	NextToken string        `xml:"nextToken,omitempty"`
+}
+
+type offering struct {
+	seq                   uint64
+	typ, locType, location string
+}
+
+var offeringAttrs = attrTable[offering]{
+	"instance-type": func(o offering) []string { return one(o.typ) },
+	"location":      func(o offering) []string { return one(o.location) },
+}
+
+func (s *Server) describeInstanceTypeOfferings(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, offeringAttrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	lt := c.q.str("LocationType")
+	if lt == "" {
+		lt = "region"
+	}
+	var locs []string
+	switch lt {
+	case "region":
+		locs = []string{s.region}
+	case "availability-zone":
+		for _, z := range s.zones {
+			locs = append(locs, z.Name)
+		}
+	case "availability-zone-id":
+		for _, z := range s.zones {
+			locs = append(locs, z.ID)
+		}
+	default:
+		return nil, errInvalidValue("Value (%s) for parameter locationType is invalid. Valid values: region, availability-zone, availability-zone-id", lt)
+	}
+	var items []offering
+	for _, it := range catalog {
+		for _, l := range locs {
+			o := offering{seq: uint64(len(items) + 1), typ: it.Name, locType: lt, location: l}
+			items = append(items, o)
+		}
+	}
+	items = filterSlice(items, pred)
+	resp := &describeOfferingsResponse{}
+	page, next := paginate(items, func(o offering) uint64 { return o.seq }, p)
+	resp.NextToken = next
+	for _, o := range page {
+		resp.Offerings = append(resp.Offerings, xmlOffering{InstanceType: o.typ, LocationType: o.locType, Location: o.location})
+	}
+	return resp, nil
+}
+
+// --- DescribeSpotPriceHistory ---
+
+type xmlSpotPrice struct {
+	InstanceType       string `xml:"instanceType"`
+	ProductDescription string `xml:"productDescription"`
+	SpotPrice          string `xml:"spotPrice"`
+	Timestamp          string `xml:"timestamp"`
+	AvailabilityZone   string `xml:"availabilityZone"`
+	AvailabilityZoneID string `xml:"availabilityZoneId"`
+}
+
+type describeSpotPricesResponse struct {
+	WireHeader
+	Prices    []xmlSpotPrice `xml:"spotPriceHistorySet>item"`
+	NextToken string         `xml:"nextToken,omitempty"`
+}
+
+type spotRow struct {
+	seq             uint64
+	typ, zone, desc string
+	price           float64
+}
+
+var spotAttrs = attrTable[spotRow]{
+	"instance-type":       func(r spotRow) []string { return one(r.typ) },
+	"availability-zone":   func(r spotRow) []string { return one(r.zone) },
+	"product-description": func(r spotRow) []string { return one(r.desc) },
+	"spot-price":          func(r spotRow) []string { return one(strconv.FormatFloat(r.price, 'f', 6, 64)) },
+}
+
+// describeSpotPriceHistory answers one price per type, zone and product: the price in
+// force, stamped at the start of the current hour (emulated prices do not move).
+func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, spotAttrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 1, 1000)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := c.q.timestamp("StartTime"); err != nil {
+		return nil, err
+	}
+	if _, _, err := c.q.timestamp("EndTime"); err != nil {
+		return nil, err
+	}
+	types, products, zone := c.q.strs("InstanceType"), c.q.strs("ProductDescription"), c.q.str("AvailabilityZone")
+	if len(products) == 0 {
+		products = []string{"Linux/UNIX", "Linux/UNIX (Amazon VPC)"}
+	}
+	stamp := c.now.Truncate(time.Hour)
+	var rows []spotRow
+	names := append([]string(nil), s.typeNames...)
+	sort.Strings(names)
+	for _, name := range names {
+		if len(types) > 0 && !contains(types, name) {
+			continue
+		}
+		it := s.types[name]
+		for _, z := range s.zones {
+			if zone != "" && z.Name != zone {
+				continue
+			}
+			for _, pd := range products {
+				if pd != "Linux/UNIX" && pd != "Linux/UNIX (Amazon VPC)" {
+					continue
+				}
+				rows = append(rows, spotRow{seq: uint64(len(rows) + 1), typ: name, zone: z.Name, desc: pd, price: SpotPrice(it, z.Name)})
+			}
+		}
+	}
+	rows = filterSlice(rows, pred)
+	resp := &describeSpotPricesResponse{}
+	page, next := paginate(rows, func(r spotRow) uint64 { return r.seq }, p)
+	resp.NextToken = next
+	for _, r := range page {
+		zid, _ := s.zoneID(r.zone)
+		resp.Prices = append(resp.Prices, xmlSpotPrice{InstanceType: r.typ, ProductDescription: r.desc,
+			SpotPrice: strconv.FormatFloat(r.price, 'f', 6, 64), Timestamp: xmlTime(stamp),
+			AvailabilityZone: r.zone, AvailabilityZoneID: zid})
+	}
+	return resp, nil
+}
+
+// --- DescribeCapacityReservations: the lab account has none ---
+
+type describeCapacityReservationsResponse struct {
+	WireHeader
+	Reservations []struct{} `xml:"capacityReservationSet>item"`
+}
+
+var capacityReservationAttrs = attrTable[struct{}]{
+	"instance-type": nil, "availability-zone": nil, "state": nil, "capacity-reservation-id": nil,
+	"owner-id": nil, "instance-platform": nil, "tenancy": nil, "instance-match-criteria": nil,
+	"capacity-reservation-type": nil,
+}
+
+func (s *Server) describeCapacityReservations(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		if _, ok := capacityReservationAttrs[f.Name]; !ok && !strings.HasPrefix(f.Name, "tag:") && f.Name != "tag-key" {
+			return nil, errInvalidValue("The filter '%s' is invalid", f.Name)
+		}
+	}
+	if _, err := pageParams(c.q, 1, 1000); err != nil {
+		return nil, err
+	}
+	if ids := c.q.strs("CapacityReservationId"); len(ids) > 0 {
+		return nil, badRequest("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", ids[0])
+	}
+	return &describeCapacityReservationsResponse{}, nil
+}

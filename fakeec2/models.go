@@ -1,0 +1,324 @@
+package fakeec2
+
+import (
+	"sort"
+	"time"
+)
+
+// The resource records below are the store's model: plain Go values, persisted as JSON.
+// They never see form values or XML; the wire layer (the *_api.go files) converts.
+
+// Tag is a resource tag.
+type Tag struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// tagsMap returns tags as a map (for the ledger and the admin API).
+func tagsMap(tags []Tag) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[t.Key] = t.Value
+	}
+	return m
+}
+
+func tagValue(tags []Tag, key string) (string, bool) {
+	for _, t := range tags {
+		if t.Key == key {
+			return t.Value, true
+		}
+	}
+	return "", false
+}
+
+// setTags returns tags with add applied (a key present is overwritten in place).
+func setTags(tags []Tag, add []Tag) []Tag {
+	out := append([]Tag(nil), tags...)
+	for _, a := range add {
+		found := false
+		for i := range out {
+			if out[i].Key == a.Key {
+				out[i].Value = a.Value
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// deleteTags removes tags by key, and by value too when hasValue.
+func deleteTags(tags []Tag, del []tagDeletion) []Tag {
+	out := tags[:0:0]
+	for _, t := range tags {
+		keep := true
+		for _, d := range del {
+			if d.Key == t.Key && (!d.HasValue || d.Value == t.Value) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+type tagDeletion struct {
+	Key      string
+	Value    string
+	HasValue bool
+}
+
+// Instance states with their EC2 codes.
+const (
+	statePending      = "pending"
+	stateRunning      = "running"
+	stateShuttingDown = "shutting-down"
+	stateTerminated   = "terminated"
+)
+
+var stateCodes = map[string]int{statePending: 0, stateRunning: 16, stateShuttingDown: 32, stateTerminated: 48, "stopping": 64, "stopped": 80}
+
+type metadataOptions struct {
+	HTTPEndpoint            string `json:"httpEndpoint,omitempty"`
+	HTTPTokens              string `json:"httpTokens,omitempty"`
+	HTTPProtocolIPv6        string `json:"httpProtocolIpv6,omitempty"`
+	HTTPPutResponseHopLimit int32  `json:"httpPutResponseHopLimit,omitempty"`
+	InstanceMetadataTags    string `json:"instanceMetadataTags,omitempty"`
+}
+
+type attachedVolume struct {
+	DeviceName          string    `json:"deviceName"`
+	VolumeID            string    `json:"volumeId"`
+	DeleteOnTermination bool      `json:"deleteOnTermination"`
+	AttachTime          time.Time `json:"attachTime"`
+}
+
+type instance struct {
+	Seq                   uint64           `json:"seq"`
+	ID                    string           `json:"id"`
+	ReservationID         string           `json:"reservationId"`
+	OwnerID               string           `json:"ownerId"`
+	Caller                string           `json:"caller"`
+	ImageID               string           `json:"imageId"`
+	InstanceType          string           `json:"instanceType"`
+	Architecture          string           `json:"architecture"`
+	Zone                  string           `json:"zone"`
+	ZoneID                string           `json:"zoneId"`
+	SubnetID              string           `json:"subnetId"`
+	VpcID                 string           `json:"vpcId"`
+	PrivateIP             string           `json:"privateIp"`
+	PrivateDNS            string           `json:"privateDns"`
+	ENIID                 string           `json:"eniId"`
+	SecurityGroups        []string         `json:"securityGroups"`
+	Volumes               []attachedVolume `json:"volumes"`
+	RootDeviceName        string           `json:"rootDeviceName"`
+	KeyName               string           `json:"keyName,omitempty"`
+	IAMProfileArn         string           `json:"iamProfileArn,omitempty"`
+	IAMProfileID          string           `json:"iamProfileId,omitempty"`
+	Metadata              metadataOptions  `json:"metadata"`
+	UserData              string           `json:"userData,omitempty"` // base64, as sent
+	CapacityType          string           `json:"capacityType"`       // "on-demand" or "spot"
+	SpotRequestID         string           `json:"spotRequestId,omitempty"`
+	LaunchTemplateID      string           `json:"launchTemplateId,omitempty"`
+	LaunchTemplateName    string           `json:"launchTemplateName,omitempty"`
+	LaunchTemplateVersion string           `json:"launchTemplateVersion,omitempty"`
+	FleetID               string           `json:"fleetId,omitempty"`
+	ClientToken           string           `json:"clientToken,omitempty"`
+	LaunchIndex           int              `json:"launchIndex"`
+	Tags                  []Tag            `json:"tags"`
+	State                 string           `json:"state"`
+	LaunchTime            time.Time        `json:"launchTime"`
+	RunningAt             time.Time        `json:"runningAt"` // pending ends here
+	TerminateRequestedAt  time.Time        `json:"terminateRequestedAt,omitempty"`
+	TerminatedAt          time.Time        `json:"terminatedAt,omitempty"` // shutting-down ends here
+	StateReason           string           `json:"stateReason,omitempty"`
+	TransitionReason      string           `json:"transitionReason,omitempty"`
+	PricePerHour          float64          `json:"pricePerHour"`
+}
+
+type volume struct {
+	Seq                 uint64    `json:"seq"`
+	ID                  string    `json:"id"`
+	Zone                string    `json:"zone"`
+	ZoneID              string    `json:"zoneId"`
+	Type                string    `json:"type"`
+	SizeGiB             int32     `json:"sizeGiB"`
+	Iops                int32     `json:"iops,omitempty"`
+	Throughput          int32     `json:"throughput,omitempty"`
+	Encrypted           bool      `json:"encrypted"`
+	KMSKeyID            string    `json:"kmsKeyId,omitempty"`
+	SnapshotID          string    `json:"snapshotId,omitempty"`
+	State               string    `json:"state"` // in-use, available
+	CreateTime          time.Time `json:"createTime"`
+	InstanceID          string    `json:"instanceId,omitempty"`
+	Device              string    `json:"device,omitempty"`
+	DeleteOnTermination bool      `json:"deleteOnTermination"`
+	AttachTime          time.Time `json:"attachTime,omitempty"`
+	Tags                []Tag     `json:"tags"`
+}
+
+type networkInterface struct {
+	Seq                 uint64    `json:"seq"`
+	ID                  string    `json:"id"`
+	SubnetID            string    `json:"subnetId"`
+	VpcID               string    `json:"vpcId"`
+	Zone                string    `json:"zone"`
+	ZoneID              string    `json:"zoneId"`
+	PrivateIP           string    `json:"privateIp"`
+	PrivateDNS          string    `json:"privateDns"`
+	MAC                 string    `json:"mac"`
+	Description         string    `json:"description,omitempty"`
+	Groups              []string  `json:"groups"`
+	Status              string    `json:"status"` // in-use, available
+	InstanceID          string    `json:"instanceId,omitempty"`
+	AttachmentID        string    `json:"attachmentId,omitempty"`
+	DeviceIndex         int       `json:"deviceIndex"`
+	DeleteOnTermination bool      `json:"deleteOnTermination"`
+	AttachTime          time.Time `json:"attachTime,omitempty"`
+	InterfaceType       string    `json:"interfaceType"`
+	Tags                []Tag     `json:"tags"`
+}
+
+type vpc struct {
+	Seq       uint64 `json:"seq"`
+	ID        string `json:"id"`
+	CIDR      string `json:"cidr"`
+	IsDefault bool   `json:"isDefault"`
+	Tags      []Tag  `json:"tags"`
+}
+
+type subnet struct {
+	Seq       uint64 `json:"seq"`
+	ID        string `json:"id"`
+	VpcID     string `json:"vpcId"`
+	Zone      string `json:"zone"`
+	ZoneID    string `json:"zoneId"`
+	CIDR      string `json:"cidr"`
+	IsDefault bool   `json:"isDefault"`
+	Tags      []Tag  `json:"tags"`
+}
+
+type securityGroup struct {
+	Seq         uint64 `json:"seq"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	VpcID       string `json:"vpcId"`
+	Tags        []Tag  `json:"tags"`
+}
+
+type image struct {
+	Seq             uint64    `json:"seq"`
+	ID              string    `json:"id"`
+	Name            string    `json:"name"`
+	Description     string    `json:"description"`
+	Architecture    string    `json:"architecture"`
+	OwnerID         string    `json:"ownerId"`
+	OwnerAlias      string    `json:"ownerAlias"`
+	CreationDate    time.Time `json:"creationDate"`
+	RootDeviceName  string    `json:"rootDeviceName"`
+	RootSnapshotID  string    `json:"rootSnapshotId"`
+	RootSizeGiB     int32     `json:"rootSizeGiB"`
+	DeprecationTime time.Time `json:"deprecationTime,omitempty"`
+	Tags            []Tag     `json:"tags"`
+}
+
+// ebsSpec is an EBS block device as requested (pointer fields: set or not).
+type ebsSpec struct {
+	VolumeSize          *int32 `json:"volumeSize,omitempty"`
+	VolumeType          string `json:"volumeType,omitempty"`
+	Encrypted           *bool  `json:"encrypted,omitempty"`
+	DeleteOnTermination *bool  `json:"deleteOnTermination,omitempty"`
+	Iops                *int32 `json:"iops,omitempty"`
+	Throughput          *int32 `json:"throughput,omitempty"`
+	KMSKeyID            string `json:"kmsKeyId,omitempty"`
+	SnapshotID          string `json:"snapshotId,omitempty"`
+}
+
+type blockDeviceSpec struct {
+	DeviceName string   `json:"deviceName"`
+	NoDevice   bool     `json:"noDevice,omitempty"`
+	Ebs        *ebsSpec `json:"ebs,omitempty"`
+}
+
+type networkInterfaceSpec struct {
+	DeviceIndex              *int32   `json:"deviceIndex,omitempty"`
+	SubnetID                 string   `json:"subnetId,omitempty"`
+	Groups                   []string `json:"groups,omitempty"`
+	AssociatePublicIPAddress *bool    `json:"associatePublicIpAddress,omitempty"`
+	DeleteOnTermination      *bool    `json:"deleteOnTermination,omitempty"`
+	Description              string   `json:"description,omitempty"`
+	InterfaceType            string   `json:"interfaceType,omitempty"`
+}
+
+// launchData is what a launch template version (or a RunInstances call) says about the
+// instances to launch; unset fields are empty.
+type launchData struct {
+	ImageID           string                 `json:"imageId,omitempty"`
+	InstanceType      string                 `json:"instanceType,omitempty"`
+	KeyName           string                 `json:"keyName,omitempty"`
+	UserData          string                 `json:"userData,omitempty"`
+	IAMProfileName    string                 `json:"iamProfileName,omitempty"`
+	IAMProfileArn     string                 `json:"iamProfileArn,omitempty"`
+	SecurityGroupIDs  []string               `json:"securityGroupIds,omitempty"`
+	SecurityGroups    []string               `json:"securityGroups,omitempty"`
+	BlockDevices      []blockDeviceSpec      `json:"blockDevices,omitempty"`
+	Metadata          *metadataOptions       `json:"metadata,omitempty"`
+	TagSpecs          []tagSpec              `json:"tagSpecs,omitempty"`
+	NetworkInterfaces []networkInterfaceSpec `json:"networkInterfaces,omitempty"`
+	MarketType        string                 `json:"marketType,omitempty"`
+	SpotMaxPrice      string                 `json:"spotMaxPrice,omitempty"`
+	Zone              string                 `json:"zone,omitempty"`
+	Monitoring        *bool                  `json:"monitoring,omitempty"`
+	EbsOptimized      *bool                  `json:"ebsOptimized,omitempty"`
+}
+
+type launchTemplateVersion struct {
+	Number      int64      `json:"number"`
+	Description string     `json:"description,omitempty"`
+	CreateTime  time.Time  `json:"createTime"`
+	CreatedBy   string     `json:"createdBy"`
+	Data        launchData `json:"data"`
+}
+
+type launchTemplate struct {
+	Seq            uint64                  `json:"seq"`
+	ID             string                  `json:"id"`
+	Name           string                  `json:"name"`
+	CreateTime     time.Time               `json:"createTime"`
+	CreatedBy      string                  `json:"createdBy"`
+	DefaultVersion int64                   `json:"defaultVersion"`
+	Versions       []launchTemplateVersion `json:"versions"`
+	Tags           []Tag                   `json:"tags"`
+}
+
+func (lt *launchTemplate) latest() int64 { return lt.Versions[len(lt.Versions)-1].Number }
+
+func (lt *launchTemplate) version(n int64) *launchTemplateVersion {
+	for i := range lt.Versions {
+		if lt.Versions[i].Number == n {
+			return &lt.Versions[i]
+		}
+	}
+	return nil
+}
+
+type fleet struct {
+	Seq        uint64    `json:"seq"`
+	ID         string    `json:"id"`
+	CreateTime time.Time `json:"createTime"`
+	Instances  []string  `json:"instances"`
+	Tags       []Tag     `json:"tags"`
+}
+
+// bySeq sorts records of any kind by creation order.
+func bySeq[T any](items []T, seq func(T) uint64) {
+	sort.Slice(items, func(i, j int) bool { return seq(items[i]) < seq(items[j]) })
+}

@@ -1,0 +1,486 @@
+package fakeec2
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// DiscoveryTag is the tag Karpenter's EC2NodeClass selects the lab's subnets and security
+// group by (karpenter.sh/discovery: ziba-production).
+const (
+	DiscoveryTagKey   = "karpenter.sh/discovery"
+	DiscoveryTagValue = "ziba-production"
+)
+
+// seedDefaults creates the default VPC (10.0.0.0/16), one /19 subnet per zone, the VPC's
+// default security group, the node security group and the AL2023 images. Callers hold s.mu.
+func (s *Server) seedDefaults() {
+	v := &vpc{Seq: s.nextSeq(), ID: s.newID("vpc"), CIDR: "10.0.0.0/16", IsDefault: true,
+		Tags: []Tag{{Key: "Name", Value: "ziba-production"}}}
+	s.vpcs[v.ID] = v
+	s.save(bucketVPCs, v.ID, v)
+	for i, z := range s.zones {
+		sn := &subnet{Seq: s.nextSeq(), ID: s.newID("subnet"), VpcID: v.ID, Zone: z.Name, ZoneID: z.ID,
+			CIDR: fmt.Sprintf("10.0.%d.0/19", i*32), IsDefault: true, Tags: []Tag{
+				{Key: "Name", Value: "ziba-production-private-" + z.Name},
+				{Key: DiscoveryTagKey, Value: DiscoveryTagValue},
+				{Key: "kubernetes.io/role/internal-elb", Value: "1"},
+			}}
+		s.subnets[sn.ID] = sn
+		s.save(bucketSubnets, sn.ID, sn)
+	}
+	for _, g := range []*securityGroup{
+		{Name: "default", Description: "default VPC security group"},
+		{Name: "ziba-production-node", Description: "EKS node security group for ziba-production",
+			Tags: []Tag{{Key: "Name", Value: "ziba-production-node"}, {Key: DiscoveryTagKey, Value: DiscoveryTagValue}}},
+	} {
+		g.Seq, g.ID, g.VpcID = s.nextSeq(), s.newID("sg"), v.ID
+		s.groups[g.ID] = g
+		s.save(bucketGroups, g.ID, g)
+	}
+	s.seedImages()
+}
+
+func (s *Server) zoneID(zone string) (string, bool) {
+	for _, z := range s.zones {
+		if z.Name == zone {
+			return z.ID, true
+		}
+	}
+	return "", false
+}
+
+// defaultSubnet returns the default subnet of zone ("" = the first zone).
+func (s *Server) defaultSubnet(zone string) *subnet {
+	var best *subnet
+	for _, sn := range s.subnets {
+		if !sn.IsDefault || (zone != "" && sn.Zone != zone) {
+			continue
+		}
+		if best == nil || sn.Zone < best.Zone || (sn.Zone == best.Zone && sn.Seq < best.Seq) {
+			best = sn
+		}
+	}
+	return best
+}
+
+func (s *Server) defaultGroup(vpcID string) *securityGroup {
+	for _, g := range s.groups {
+		if g.VpcID == vpcID && g.Name == "default" {
+			return g
+		}
+	}
+	return nil
+}
+
+// --- private addresses ---
+
+func subnetRange(cidr string) (base uint32, size uint32) {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil || !p.Addr().Is4() {
+		return 0, 0
+	}
+	a := p.Masked().Addr().As4()
+	return binary.BigEndian.Uint32(a[:]), 1 << (32 - p.Bits())
+}
+
+func ipString(n uint32) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], n)
+	return netip.AddrFrom4(b).String()
+}
+
+// allocIP hands out the next free address of the subnet; AWS reserves the first four
+// and the last. Callers hold s.mu.
+func (s *Server) allocIP(sn *subnet) (string, bool) {
+	base, size := subnetRange(sn.CIDR)
+	if size < 8 {
+		return "", false
+	}
+	used := s.ipUsed[sn.ID]
+	if used == nil {
+		used = map[uint32]bool{}
+		s.ipUsed[sn.ID] = used
+	}
+	first, last := uint32(4), size-2
+	off := s.ipNext[sn.ID]
+	if off < first || off > last {
+		off = first
+	}
+	for i := uint32(0); i <= last-first; i++ {
+		if !used[off] {
+			used[off] = true
+			s.ipNext[sn.ID] = off + 1
+			return ipString(base + off), true
+		}
+		off++
+		if off > last {
+			off = first
+		}
+	}
+	return "", false
+}
+
+func (s *Server) ipOffset(subnetID, ip string) (uint32, bool) {
+	sn := s.subnets[subnetID]
+	if sn == nil {
+		return 0, false
+	}
+	base, size := subnetRange(sn.CIDR)
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is4() {
+		return 0, false
+	}
+	b := a.As4()
+	n := binary.BigEndian.Uint32(b[:])
+	if n < base || n >= base+size {
+		return 0, false
+	}
+	return n - base, true
+}
+
+func (s *Server) markIP(subnetID, ip string) {
+	if off, ok := s.ipOffset(subnetID, ip); ok {
+		if s.ipUsed[subnetID] == nil {
+			s.ipUsed[subnetID] = map[uint32]bool{}
+		}
+		s.ipUsed[subnetID][off] = true
+	}
+}
+
+func (s *Server) freeIP(subnetID, ip string) {
+	if off, ok := s.ipOffset(subnetID, ip); ok {
+		delete(s.ipUsed[subnetID], off)
+	}
+}
+
+func (s *Server) freeIPCount(sn *subnet) int {
+	_, size := subnetRange(sn.CIDR)
+	return int(size) - 5 - len(s.ipUsed[sn.ID])
+}
+
+// privateDNS is EC2's internal host name for an address (ip-10-0-1-23.eu-west-2.compute.internal).
+func (s *Server) privateDNS(ip string) string {
+	return "ip-" + strings.ReplaceAll(ip, ".", "-") + "." + s.region + ".compute.internal"
+}
+
+// --- DescribeVpcs ---
+
+type xmlVpc struct {
+	VpcID     string   `xml:"vpcId"`
+	OwnerID   string   `xml:"ownerId"`
+	State     string   `xml:"state"`
+	CidrBlock string   `xml:"cidrBlock"`
+	IsDefault string   `xml:"isDefault"`
+	Tenancy   string   `xml:"instanceTenancy"`
+	Tags      []xmlTag `xml:"tagSet>item"`
+}
+
+type describeVpcsResponse struct {
+	WireHeader
+	Vpcs      []xmlVpc `xml:"vpcSet>item"`
+	NextToken string   `xml:"nextToken,omitempty"`
+}
+
+var vpcAttrs = attrTable[*vpc]{
+	"vpc-id":     func(v *vpc) []string { return one(v.ID) },
+	"cidr":       func(v *vpc) []string { return one(v.CIDR) },
+	"cidr-block": func(v *vpc) []string { return one(v.CIDR) },
+	"is-default": func(v *vpc) []string { return one(xbool(v.IsDefault)) },
+	"state":      func(v *vpc) []string { return one("available") },
+	"owner-id":   func(v *vpc) []string { return nil },
+}
+
+func (s *Server) describeVpcs(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, vpcAttrs, func(v *vpc) []Tag { return v.Tags })
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	ids := c.q.strs("VpcId")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var items []*vpc
+	if len(ids) > 0 {
+		for _, id := range ids {
+			v := s.vpcs[id]
+			if v == nil {
+				return nil, badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
+			}
+			items = append(items, v)
+		}
+	} else {
+		for _, v := range s.vpcs {
+			items = append(items, v)
+		}
+	}
+	bySeq(items, func(v *vpc) uint64 { return v.Seq })
+	resp := &describeVpcsResponse{}
+	var page []*vpc
+	page, resp.NextToken = paginate(filterSlice(items, pred), func(v *vpc) uint64 { return v.Seq }, p)
+	for _, v := range page {
+		resp.Vpcs = append(resp.Vpcs, xmlVpc{VpcID: v.ID, OwnerID: s.account, State: "available", CidrBlock: v.CIDR,
+			IsDefault: xbool(v.IsDefault), Tenancy: "default", Tags: xmlTags(v.Tags)})
+	}
+	return resp, nil
+}
+
+func filterSlice[T any](items []T, pred func(T) bool) []T {
+	out := items[:0:0]
+	for _, it := range items {
+		if pred(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// --- DescribeSubnets ---
+
+type xmlSubnet struct {
+	SubnetID                string   `xml:"subnetId"`
+	SubnetArn               string   `xml:"subnetArn"`
+	State                   string   `xml:"state"`
+	VpcID                   string   `xml:"vpcId"`
+	OwnerID                 string   `xml:"ownerId"`
+	CidrBlock               string   `xml:"cidrBlock"`
+	AvailableIPAddressCount int      `xml:"availableIpAddressCount"`
+	AvailabilityZone        string   `xml:"availabilityZone"`
+	AvailabilityZoneID      string   `xml:"availabilityZoneId"`
+	DefaultForAz            string   `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     string   `xml:"mapPublicIpOnLaunch"`
+	AssignIpv6OnCreation    string   `xml:"assignIpv6AddressOnCreation"`
+	Tags                    []xmlTag `xml:"tagSet>item"`
+}
+
+type describeSubnetsResponse struct {
+	WireHeader
+	Subnets   []xmlSubnet `xml:"subnetSet>item"`
+	NextToken string      `xml:"nextToken,omitempty"`
+}
+
+var subnetAttrs = attrTable[*subnet]{
+	"subnet-id":            func(x *subnet) []string { return one(x.ID) },
+	"vpc-id":               func(x *subnet) []string { return one(x.VpcID) },
+	"availability-zone":    func(x *subnet) []string { return one(x.Zone) },
+	"availability-zone-id": func(x *subnet) []string { return one(x.ZoneID) },
+	"cidr-block":           func(x *subnet) []string { return one(x.CIDR) },
+	"cidr":                 func(x *subnet) []string { return one(x.CIDR) },
+	"default-for-az":       func(x *subnet) []string { return one(xbool(x.IsDefault)) },
+	"defaultForAz":         func(x *subnet) []string { return one(xbool(x.IsDefault)) },
+	"state":                func(x *subnet) []string { return one("available") },
+	"map-public-ip-on-launch": func(x *subnet) []string {
+		return one("false")
+	},
+}
+
+func (s *Server) describeSubnets(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, subnetAttrs, func(x *subnet) []Tag { return x.Tags })
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	ids := c.q.strs("SubnetId")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var items []*subnet
+	if len(ids) > 0 {
+		for _, id := range ids {
+			x := s.subnets[id]
+			if x == nil {
+				return nil, badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
+			}
+			items = append(items, x)
+		}
+	} else {
+		for _, x := range s.subnets {
+			items = append(items, x)
+		}
+	}
+	seq := func(x *subnet) uint64 { return x.Seq }
+	bySeq(items, seq)
+	resp := &describeSubnetsResponse{}
+	var page []*subnet
+	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	for _, x := range page {
+		resp.Subnets = append(resp.Subnets, xmlSubnet{
+			SubnetID: x.ID, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.region, s.account, x.ID),
+			State: "available", VpcID: x.VpcID, OwnerID: s.account, CidrBlock: x.CIDR,
+			AvailableIPAddressCount: s.freeIPCount(x), AvailabilityZone: x.Zone, AvailabilityZoneID: x.ZoneID,
+			DefaultForAz: xbool(x.IsDefault), MapPublicIPOnLaunch: "false", AssignIpv6OnCreation: "false",
+			Tags: xmlTags(x.Tags),
+		})
+	}
+	return resp, nil
+}
+
+// --- DescribeSecurityGroups ---
+
+type xmlSecurityGroup struct {
+	OwnerID          string   `xml:"ownerId"`
+	GroupID          string   `xml:"groupId"`
+	GroupName        string   `xml:"groupName"`
+	GroupDescription string   `xml:"groupDescription"`
+	VpcID            string   `xml:"vpcId"`
+	SecurityGroupArn string   `xml:"securityGroupArn"`
+	Tags             []xmlTag `xml:"tagSet>item"`
+}
+
+type describeSecurityGroupsResponse struct {
+	WireHeader
+	Groups    []xmlSecurityGroup `xml:"securityGroupInfo>item"`
+	NextToken string             `xml:"nextToken,omitempty"`
+}
+
+var groupAttrs = attrTable[*securityGroup]{
+	"group-id":    func(g *securityGroup) []string { return one(g.ID) },
+	"group-name":  func(g *securityGroup) []string { return one(g.Name) },
+	"description": func(g *securityGroup) []string { return one(g.Description) },
+	"vpc-id":      func(g *securityGroup) []string { return one(g.VpcID) },
+	"owner-id":    func(g *securityGroup) []string { return nil },
+}
+
+func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, groupAttrs, func(g *securityGroup) []Tag { return g.Tags })
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	ids, names := c.q.strs("GroupId"), c.q.strs("GroupName")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var items []*securityGroup
+	for _, id := range ids {
+		g := s.groups[id]
+		if g == nil {
+			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+		}
+		items = append(items, g)
+	}
+	for _, n := range names {
+		var found *securityGroup
+		for _, g := range s.groups {
+			if g.Name == n {
+				found = g
+			}
+		}
+		if found == nil {
+			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC", n)
+		}
+		items = append(items, found)
+	}
+	if len(ids)+len(names) == 0 {
+		for _, g := range s.groups {
+			items = append(items, g)
+		}
+	}
+	seq := func(g *securityGroup) uint64 { return g.Seq }
+	bySeq(items, seq)
+	resp := &describeSecurityGroupsResponse{}
+	var page []*securityGroup
+	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	for _, g := range page {
+		resp.Groups = append(resp.Groups, xmlSecurityGroup{OwnerID: s.account, GroupID: g.ID, GroupName: g.Name,
+			GroupDescription: g.Description, VpcID: g.VpcID,
+			SecurityGroupArn: fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.region, s.account, g.ID),
+			Tags:             xmlTags(g.Tags)})
+	}
+	return resp, nil
+}
+
+// --- DescribeAvailabilityZones ---
+
+type xmlZone struct {
+	ZoneName           string `xml:"zoneName"`
+	ZoneID             string `xml:"zoneId"`
+	ZoneState          string `xml:"zoneState"`
+	RegionName         string `xml:"regionName"`
+	ZoneType           string `xml:"zoneType"`
+	OptInStatus        string `xml:"optInStatus"`
+	GroupName          string `xml:"groupName"`
+	NetworkBorderGroup string `xml:"networkBorderGroup"`
+}
+
+type describeZonesResponse struct {
+	WireHeader
+	Zones []xmlZone `xml:"availabilityZoneInfo>item"`
+}
+
+var zoneAttrs = attrTable[zoneInfo]{
+	"zone-name":            func(z zoneInfo) []string { return one(z.Name) },
+	"zone-id":              func(z zoneInfo) []string { return one(z.ID) },
+	"state":                func(z zoneInfo) []string { return one("available") },
+	"zone-type":            func(z zoneInfo) []string { return one("availability-zone") },
+	"opt-in-status":        func(z zoneInfo) []string { return one("opt-in-not-required") },
+	"group-name":           func(z zoneInfo) []string { return one(regionOf(z.Name)) },
+	"network-border-group": func(z zoneInfo) []string { return one(regionOf(z.Name)) },
+	"region-name":          func(z zoneInfo) []string { return one(regionOf(z.Name)) },
+}
+
+func regionOf(zone string) string { return strings.TrimRight(zone, "abcdefghijklmnopqrstuvwxyz") }
+
+func (s *Server) describeAvailabilityZones(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, zoneAttrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	names, zids := c.q.strs("ZoneName"), c.q.strs("ZoneId")
+	resp := &describeZonesResponse{}
+	for _, n := range names {
+		if _, ok := s.zoneID(n); !ok {
+			return nil, errInvalidValue("The zone '%s' does not exist.", n)
+		}
+	}
+	for _, z := range s.zones {
+		if len(names) > 0 && !contains(names, z.Name) || len(zids) > 0 && !contains(zids, z.ID) || !pred(z) {
+			continue
+		}
+		resp.Zones = append(resp.Zones, xmlZone{ZoneName: z.Name, ZoneID: z.ID, ZoneState: "available",
+			RegionName: s.region, ZoneType: "availability-zone", OptInStatus: "opt-in-not-required",
+			GroupName: s.region, NetworkBorderGroup: s.region})
+	}
+	return resp, nil
+}
+
+// macFor derives a stable MAC address from a resource ID.
+func macFor(id string) string {
+	h := uint64(1469598103934665603)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	b := []string{"02"}
+	for i := 0; i < 5; i++ {
+		b = append(b, fmt.Sprintf("%02x", byte(h>>(8*i))))
+	}
+	return strings.Join(b, ":")
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

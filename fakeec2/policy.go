@@ -1,0 +1,231 @@
+package fakeec2
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Policy is the IAM-like policy the emulator enforces. Every statement that applies to
+// the caller must be satisfied; an empty policy allows everything. A violation fails the
+// call with UnauthorizedOperation and an opaque encoded message, creates nothing, and the
+// audit trail keeps the decoded reason.
+type Policy struct {
+	Statements []PolicyStatement `json:"statements"`
+}
+
+// PolicyStatement is one set of conditions. Empty fields impose nothing.
+type PolicyStatement struct {
+	Sid string `json:"sid,omitempty"`
+	// Callers are the access key IDs the statement applies to; empty or "*" means all.
+	Callers []string `json:"callers,omitempty"`
+	// DenyActions are EC2 actions the caller may not call at all.
+	DenyActions []string `json:"denyActions,omitempty"`
+	// AllowedInstanceFamilies ("m6i", "c7g") and AllowedInstanceTypes (globs such as
+	// "m6i.*") limit what may be launched; a type passes if either list admits it.
+	AllowedInstanceFamilies []string `json:"allowedInstanceFamilies,omitempty"`
+	AllowedInstanceTypes    []string `json:"allowedInstanceTypes,omitempty"`
+	DeniedInstanceTypes     []string `json:"deniedInstanceTypes,omitempty"` // globs
+	AllowedZones            []string `json:"allowedZones,omitempty"`
+	AllowedCapacityTypes    []string `json:"allowedCapacityTypes,omitempty"` // "spot", "on-demand"
+	// RequiredTags are tag keys every launched instance must carry at launch.
+	RequiredTags []string `json:"requiredTags,omitempty"`
+	// RequireEncryptedVolumes rejects launches with any unencrypted EBS volume.
+	RequireEncryptedVolumes bool `json:"requireEncryptedVolumes,omitempty"`
+	// RequireIMDSv2 rejects launches whose MetadataOptions.HttpTokens is not "required".
+	RequireIMDSv2 bool `json:"requireImdsv2,omitempty"`
+	// MaxInstances caps the account's pending and running instances (0: no cap).
+	MaxInstances int `json:"maxInstances,omitempty"`
+}
+
+func (st PolicyStatement) appliesTo(caller string) bool {
+	if len(st.Callers) == 0 {
+		return true
+	}
+	for _, c := range st.Callers {
+		if c == "*" || c == caller {
+			return true
+		}
+	}
+	return false
+}
+
+func (st PolicyStatement) name(i int) string {
+	if st.Sid != "" {
+		return fmt.Sprintf("statement %q", st.Sid)
+	}
+	return fmt.Sprintf("statement %d", i+1)
+}
+
+func globAny(patterns []string, s string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, s); ok || p == s {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// launchCheck is what the policy looks at in a launch request.
+type launchCheck struct {
+	Count        int
+	InstanceTags []Tag
+	Volumes      []volumeCheck
+	HTTPTokens   string
+}
+
+type volumeCheck struct {
+	Device    string
+	Encrypted bool
+}
+
+// authorizeAction applies DenyActions.
+func (s *Server) authorizeAction(c *call) *APIError {
+	s.mu.RLock()
+	var reason string
+	for i, st := range s.policy.Statements {
+		if st.appliesTo(c.caller) && contains(st.DenyActions, c.action) {
+			reason = fmt.Sprintf("%s denies ec2:%s to caller %s", st.name(i), c.action, c.caller)
+			break
+		}
+	}
+	s.mu.RUnlock()
+	if reason != "" {
+		return s.deny(c, reason)
+	}
+	return nil
+}
+
+// checkLaunch returns why the policy forbids the request as a whole, or "".
+// Callers hold s.mu.
+func (s *Server) checkLaunch(caller string, lc launchCheck) string {
+	for i, st := range s.policy.Statements {
+		if !st.appliesTo(caller) {
+			continue
+		}
+		var missing []string
+		for _, k := range st.RequiredTags {
+			if _, ok := tagValue(lc.InstanceTags, k); !ok {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Sprintf("%s requires instance tags %v at launch; missing %v", st.name(i), st.RequiredTags, missing)
+		}
+		if st.RequireEncryptedVolumes {
+			for _, v := range lc.Volumes {
+				if !v.Encrypted {
+					return fmt.Sprintf("%s requires encrypted EBS volumes; volume %s is not encrypted", st.name(i), v.Device)
+				}
+			}
+		}
+		if st.RequireIMDSv2 && lc.HTTPTokens != "required" {
+			tokens := lc.HTTPTokens
+			if tokens == "" {
+				tokens = "optional (unset)"
+			}
+			return fmt.Sprintf("%s requires MetadataOptions.HttpTokens=required (IMDSv2); request has %s", st.name(i), tokens)
+		}
+		if st.MaxInstances > 0 {
+			live := 0
+			for _, in := range s.instances {
+				if in.State == statePending || in.State == stateRunning {
+					live++
+				}
+			}
+			if live+lc.Count > st.MaxInstances {
+				return fmt.Sprintf("%s caps the account at %d instances; %d are pending or running and %d more were requested",
+					st.name(i), st.MaxInstances, live, lc.Count)
+			}
+		}
+	}
+	return ""
+}
+
+// checkPlacement returns why the policy forbids launching instanceType in zone as
+// capacityType, or "". Callers hold s.mu.
+func (s *Server) checkPlacement(caller, instanceType, zone, capacityType string) string {
+	family, _, _ := strings.Cut(instanceType, ".")
+	for i, st := range s.policy.Statements {
+		if !st.appliesTo(caller) {
+			continue
+		}
+		if len(st.AllowedInstanceFamilies)+len(st.AllowedInstanceTypes) > 0 &&
+			!contains(st.AllowedInstanceFamilies, family) && !globAny(st.AllowedInstanceTypes, instanceType) {
+			allowed := append(append([]string{}, st.AllowedInstanceFamilies...), st.AllowedInstanceTypes...)
+			sort.Strings(allowed)
+			return fmt.Sprintf("%s does not allow instance type %s (allowed families/types: %s)",
+				st.name(i), instanceType, strings.Join(allowed, ", "))
+		}
+		if globAny(st.DeniedInstanceTypes, instanceType) {
+			return fmt.Sprintf("%s denies instance type %s", st.name(i), instanceType)
+		}
+		if len(st.AllowedZones) > 0 && !contains(st.AllowedZones, zone) {
+			return fmt.Sprintf("%s does not allow availability zone %s (allowed: %s)",
+				st.name(i), zone, strings.Join(st.AllowedZones, ", "))
+		}
+		if len(st.AllowedCapacityTypes) > 0 && !contains(st.AllowedCapacityTypes, capacityType) {
+			return fmt.Sprintf("%s does not allow capacity type %s (allowed: %s)",
+				st.name(i), capacityType, strings.Join(st.AllowedCapacityTypes, ", "))
+		}
+	}
+	return ""
+}
+
+// deny records the decoded reason in the call's audit event and returns the
+// UnauthorizedOperation error with the encoded message, as AWS words it.
+func (s *Server) deny(c *call, reason string) *APIError {
+	encoded := encodeAuthorizationMessage(c.requestID, reason)
+	c.event.DenialReason = reason
+	c.event.EncodedMessage = encoded
+	return errUnauthorized(encoded)
+}
+
+// encodeAuthorizationMessage makes the opaque failure message (AWS's is decodable only by
+// sts:DecodeAuthorizationMessage; ours by the admin API).
+func encodeAuthorizationMessage(requestID, reason string) string {
+	sum := sha256.Sum256([]byte(requestID + "\x00" + reason))
+	sum2 := sha256.Sum256(sum[:])
+	return base64.RawURLEncoding.EncodeToString(append(sum[:], sum2[:]...))
+}
+
+// DecodeAuthorizationMessage returns the reason behind an encoded failure message.
+func (s *Server) DecodeAuthorizationMessage(encoded string) (string, bool) {
+	s.auditMu.RLock()
+	defer s.auditMu.RUnlock()
+	for i := len(s.audit) - 1; i >= 0; i-- {
+		if e := s.audit[i]; e.EncodedMessage == encoded {
+			return e.DenialReason, true
+		}
+	}
+	return "", false
+}
+
+// Policy returns the policy in force.
+func (s *Server) Policy() Policy {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.policy
+}
+
+// SetPolicy replaces the policy.
+func (s *Server) SetPolicy(p Policy) error {
+	s.mu.Lock()
+	s.policy = p
+	s.saveMeta()
+	wait := s.flushLocked()
+	s.mu.Unlock()
+	return <-wait
+}

@@ -1,0 +1,488 @@
+package fakeec2
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultRegion              = "eu-west-2"
+	DefaultAccountID           = "123456789012"
+	DefaultBootDelay           = 2 * time.Second
+	DefaultShutdownDelay       = 1 * time.Second
+	DefaultTerminatedRetention = time.Hour
+)
+
+// Options configure a Server. The zero value is usable: an in-memory emulator of
+// eu-west-2 with the real clock and random IDs.
+type Options struct {
+	Region    string // default eu-west-2; its zones are REGIONa, REGIONb, REGIONc
+	AccountID string // default 123456789012
+	// StateDir holds the bbolt state file; empty keeps everything in memory.
+	StateDir string
+	// BootDelay is how long an instance stays pending. Zero means DefaultBootDelay;
+	// negative means instances are running as soon as they launch.
+	BootDelay time.Duration
+	// ShutdownDelay is how long a terminating instance stays shutting-down (zero: the
+	// default 1s, negative: none).
+	ShutdownDelay time.Duration
+	// TerminatedRetention is how long terminated instances stay describable (zero: the
+	// default 1h, negative: not at all).
+	TerminatedRetention time.Duration
+	Clock               Clock        // default: the real clock
+	IDs                 IDGenerator  // default: random IDs shaped like AWS's
+	Logger              *slog.Logger // default: discard. Debug: one line per request; Debug-4: bodies
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// Server is the EC2 emulator: an http.Handler serving the EC2 Query API at "/" and the
+// admin API under /_karplab/. It is safe for concurrent use.
+type Server struct {
+	region, account string
+	zones           []zoneInfo
+	bootDelay       time.Duration
+	shutdownDelay   time.Duration
+	retention       time.Duration
+	clock           Clock
+	ids             IDGenerator
+	log             *slog.Logger
+	types           map[string]*InstanceTypeInfo
+	typeNames       []string
+
+	persist *persister
+
+	mu        sync.RWMutex // guards everything below, and pending
+	pending   []op
+	seq       uint64
+	instances map[string]*instance
+	volumes   map[string]*volume
+	enis      map[string]*networkInterface
+	templates map[string]*launchTemplate
+	ltByName  map[string]string
+	vpcs      map[string]*vpc
+	subnets   map[string]*subnet
+	groups    map[string]*securityGroup
+	images    map[string]*image
+	fleets    map[string]*fleet
+	ledger    map[string]*LedgerEntry
+	policy    Policy
+	faults    []Fault
+	ipUsed    map[string]map[uint32]bool // subnet -> host offsets in use
+	ipNext    map[string]uint32
+	deadlines deadlineHeap
+	throttleN map[string]uint64 // requests seen per throttle fault
+
+	auditMu  sync.RWMutex
+	audit    []*AuditEvent
+	auditSeq uint64
+
+	httpMu  sync.Mutex
+	httpSrv *http.Server
+}
+
+type zoneInfo struct {
+	Name, ID string
+}
+
+// New opens (or creates) the emulator's state and returns the server. With a StateDir the
+// state of an earlier run is loaded as it was; otherwise the default VPC, subnets,
+// security groups and images are created.
+func New(opts Options) (*Server, error) {
+	s := &Server{
+		region:        opts.Region,
+		account:       opts.AccountID,
+		bootDelay:     durationOr(opts.BootDelay, DefaultBootDelay),
+		shutdownDelay: durationOr(opts.ShutdownDelay, DefaultShutdownDelay),
+		retention:     durationOr(opts.TerminatedRetention, DefaultTerminatedRetention),
+		clock:         opts.Clock,
+		ids:           opts.IDs,
+		log:           opts.Logger,
+	}
+	if s.region == "" {
+		s.region = DefaultRegion
+	}
+	if s.account == "" {
+		s.account = DefaultAccountID
+	}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
+	if s.ids == nil {
+		s.ids = randomIDs{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	zoneIDs := []string{"az2", "az3", "az1"}
+	short := regionShort(s.region)
+	for i, l := range []string{"a", "b", "c"} {
+		s.zones = append(s.zones, zoneInfo{Name: s.region + l, ID: short + "-" + zoneIDs[i]})
+	}
+	s.types = map[string]*InstanceTypeInfo{}
+	for i := range catalog {
+		it := &catalog[i]
+		s.types[it.Name] = it
+		s.typeNames = append(s.typeNames, it.Name)
+	}
+	s.resetMaps(true)
+
+	if opts.StateDir != "" {
+		p, err := openPersister(opts.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		s.persist = p
+		seeded, err := s.load()
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("loading state from %s: %w", opts.StateDir, err)
+		}
+		if seeded {
+			return s, nil
+		}
+	}
+	s.mu.Lock()
+	s.seedDefaults()
+	s.saveMeta()
+	wait := s.flushLocked()
+	s.mu.Unlock()
+	if err := <-wait; err != nil {
+		s.persist.close()
+		return nil, fmt.Errorf("saving the default network: %w", err)
+	}
+	return s, nil
+}
+
+// regionShort turns eu-west-2 into euw2, as zone IDs are spelled.
+func regionShort(region string) string {
+	parts := strings.Split(region, "-")
+	if len(parts) != 3 {
+		return region
+	}
+	return parts[0] + parts[1][:1] + parts[2]
+}
+
+func (s *Server) resetMaps(all bool) {
+	s.instances = map[string]*instance{}
+	s.volumes = map[string]*volume{}
+	s.enis = map[string]*networkInterface{}
+	s.templates = map[string]*launchTemplate{}
+	s.ltByName = map[string]string{}
+	s.fleets = map[string]*fleet{}
+	s.ledger = map[string]*LedgerEntry{}
+	s.ipUsed = map[string]map[uint32]bool{}
+	s.ipNext = map[string]uint32{}
+	s.deadlines = nil
+	s.throttleN = map[string]uint64{}
+	s.faults = nil
+	s.policy = Policy{}
+	if all {
+		s.vpcs = map[string]*vpc{}
+		s.subnets = map[string]*subnet{}
+		s.groups = map[string]*securityGroup{}
+		s.images = map[string]*image{}
+	}
+}
+
+type metaRecord struct {
+	Seq      uint64  `json:"seq"`
+	AuditSeq uint64  `json:"auditSeq"`
+	Policy   Policy  `json:"policy"`
+	Faults   []Fault `json:"faults"`
+}
+
+// load reads the state file; seeded is false for a new, empty one.
+func (s *Server) load() (seeded bool, err error) {
+	p := s.persist
+	var meta *metaRecord
+	if err := p.load(bucketMeta, func(k, v []byte) error {
+		if string(k) != "meta" {
+			return nil
+		}
+		meta = &metaRecord{}
+		return json.Unmarshal(v, meta)
+	}); err != nil {
+		return false, fmt.Errorf("reading meta: %w", err)
+	}
+	if meta == nil {
+		return false, nil
+	}
+	s.seq, s.policy, s.faults = meta.Seq, meta.Policy, meta.Faults
+	errs := []error{
+		loadJSON(p, bucketVPCs, func(r *vpc) { s.vpcs[r.ID] = r }),
+		loadJSON(p, bucketSubnets, func(r *subnet) { s.subnets[r.ID] = r }),
+		loadJSON(p, bucketGroups, func(r *securityGroup) { s.groups[r.ID] = r }),
+		loadJSON(p, bucketImages, func(r *image) { s.images[r.ID] = r }),
+		loadJSON(p, bucketInstances, func(r *instance) { s.instances[r.ID] = r }),
+		loadJSON(p, bucketVolumes, func(r *volume) { s.volumes[r.ID] = r }),
+		loadJSON(p, bucketENIs, func(r *networkInterface) { s.enis[r.ID] = r }),
+		loadJSON(p, bucketTemplates, func(r *launchTemplate) { s.templates[r.ID] = r; s.ltByName[r.Name] = r.ID }),
+		loadJSON(p, bucketFleets, func(r *fleet) { s.fleets[r.ID] = r }),
+		loadJSON(p, bucketLedger, func(r *LedgerEntry) { s.ledger[r.ResourceID] = r }),
+		loadJSON(p, bucketAudit, func(r *AuditEvent) { s.audit = append(s.audit, r) }),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return false, err
+	}
+	bySeq(s.audit, func(e *AuditEvent) uint64 { return e.Seq })
+	for _, e := range s.audit {
+		if e.Seq > s.auditSeq {
+			s.auditSeq = e.Seq
+		}
+	}
+	for _, n := range s.enis {
+		s.markIP(n.SubnetID, n.PrivateIP)
+	}
+	for _, in := range s.instances {
+		s.scheduleDeadline(in)
+	}
+	return true, nil
+}
+
+// Close stops serving (if Serve was called), waits for the state to be written and
+// closes the state file.
+func (s *Server) Close() error {
+	s.httpMu.Lock()
+	srv := s.httpSrv
+	s.httpMu.Unlock()
+	var errs []error
+	if srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shutting down the listener: %w", err))
+		}
+	}
+	s.mu.Lock()
+	s.auditMu.Lock()
+	p := s.persist
+	s.persist = nil
+	s.auditMu.Unlock()
+	s.mu.Unlock()
+	if err := p.close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing state: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Serve answers HTTP requests on l until Close. It returns nil after Close.
+func (s *Server) Serve(l net.Listener) error {
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.httpMu.Lock()
+	s.httpSrv = srv
+	s.httpMu.Unlock()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving EC2 API: %w", err)
+	}
+	return nil
+}
+
+// Region returns the emulated region.
+func (s *Server) Region() string { return s.region }
+
+// Zones returns the emulated availability zones.
+func (s *Server) Zones() []string {
+	out := make([]string, len(s.zones))
+	for i, z := range s.zones {
+		out[i] = z.Name
+	}
+	return out
+}
+
+// --- store helpers (callers hold s.mu) ---
+
+func (s *Server) nextSeq() uint64 { s.seq++; return s.seq }
+
+// newID mints an ID not yet used by any record (an injected generator may restart).
+func (s *Server) newID(prefix string) string {
+	for {
+		id := s.ids.NewID(prefix)
+		if !s.idInUse(id) {
+			return id
+		}
+	}
+}
+
+func (s *Server) idInUse(id string) bool {
+	if s.instances[id] != nil || s.volumes[id] != nil || s.enis[id] != nil || s.templates[id] != nil ||
+		s.vpcs[id] != nil || s.subnets[id] != nil || s.groups[id] != nil || s.images[id] != nil ||
+		s.fleets[id] != nil || s.ledger[id] != nil {
+		return true
+	}
+	return false
+}
+
+// save records a changed record for the next flush.
+func (s *Server) save(bucket, key string, v any) {
+	if s.persist == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("fakeec2: encoding %s/%s: %v", bucket, key, err)) // our own types: a bug
+	}
+	s.pending = append(s.pending, op{bucket: bucket, key: key, val: b})
+}
+
+func (s *Server) remove(bucket, key string) {
+	if s.persist == nil {
+		return
+	}
+	s.pending = append(s.pending, op{bucket: bucket, key: key})
+}
+
+func (s *Server) saveMeta() {
+	s.save(bucketMeta, "meta", metaRecord{Seq: s.seq, Policy: s.policy, Faults: s.faults})
+}
+
+// flushLocked queues the pending writes; the channel reports when they are on disk.
+func (s *Server) flushLocked() <-chan error {
+	ops := s.pending
+	s.pending = nil
+	return s.persist.enqueue(ops)
+}
+
+// --- lifecycle deadlines ---
+
+type deadline struct {
+	at time.Time
+	id string
+}
+
+type deadlineHeap []deadline
+
+func (h deadlineHeap) Len() int           { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h deadlineHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *deadlineHeap) Push(x any)        { *h = append(*h, x.(deadline)) }
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// scheduleDeadline records when the instance next changes state by itself.
+func (s *Server) scheduleDeadline(in *instance) {
+	var at time.Time
+	switch in.State {
+	case statePending:
+		at = in.RunningAt
+	case stateShuttingDown:
+		at = in.TerminatedAt
+	case stateTerminated:
+		at = in.TerminatedAt.Add(s.retention)
+	default:
+		return
+	}
+	heap.Push(&s.deadlines, deadline{at: at, id: in.ID})
+}
+
+// advanceIfDue applies the state changes whose time has come (pending -> running,
+// shutting-down -> terminated with its volumes and ENI, expiry of terminated instances).
+// Changes are dated at their deadline, not at the request that noticed them.
+func (s *Server) advanceIfDue(now time.Time) {
+	s.mu.RLock()
+	due := len(s.deadlines) > 0 && !s.deadlines[0].at.After(now)
+	s.mu.RUnlock()
+	if !due {
+		return
+	}
+	s.mu.Lock()
+	s.advanceLocked(now)
+	s.flushLocked() // not waited for: the same changes are re-derived after a crash
+	s.mu.Unlock()
+}
+
+func (s *Server) advanceLocked(now time.Time) {
+	for len(s.deadlines) > 0 && !s.deadlines[0].at.After(now) {
+		d := heap.Pop(&s.deadlines).(deadline)
+		in := s.instances[d.id]
+		if in == nil {
+			continue
+		}
+		switch in.State {
+		case statePending:
+			if in.RunningAt.After(now) {
+				continue // stale entry
+			}
+			in.State = stateRunning
+		case stateShuttingDown:
+			if in.TerminatedAt.After(now) {
+				continue
+			}
+			s.finishTermination(in)
+		case stateTerminated:
+			if in.TerminatedAt.Add(s.retention).After(now) {
+				continue
+			}
+			delete(s.instances, in.ID)
+			s.remove(bucketInstances, in.ID)
+			continue
+		default:
+			continue
+		}
+		s.save(bucketInstances, in.ID, in)
+		s.scheduleDeadline(in)
+	}
+}
+
+// finishTermination moves a shutting-down instance to terminated: volumes marked
+// DeleteOnTermination are deleted (their billing stops), others are detached; the primary
+// ENI is deleted and its address freed.
+func (s *Server) finishTermination(in *instance) {
+	at := in.TerminatedAt
+	in.State = stateTerminated
+	in.StateReason = "Client.UserInitiatedShutdown: User initiated shutdown"
+	for _, av := range in.Volumes {
+		v := s.volumes[av.VolumeID]
+		if v == nil {
+			continue
+		}
+		if av.DeleteOnTermination {
+			delete(s.volumes, v.ID)
+			s.remove(bucketVolumes, v.ID)
+			s.stopLedger(v.ID, at)
+			continue
+		}
+		v.State, v.InstanceID, v.Device, v.AttachTime = "available", "", "", time.Time{}
+		s.save(bucketVolumes, v.ID, v)
+	}
+	if n := s.enis[in.ENIID]; n != nil {
+		if n.DeleteOnTermination {
+			delete(s.enis, n.ID)
+			s.remove(bucketENIs, n.ID)
+			s.freeIP(n.SubnetID, n.PrivateIP)
+		} else {
+			n.Status, n.InstanceID, n.AttachmentID = "available", "", ""
+			s.save(bucketENIs, n.ID, n)
+		}
+	}
+}
+
+func beUint64(n uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], n)
+	return string(b[:])
+}

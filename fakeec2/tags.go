@@ -1,0 +1,286 @@
+package fakeec2
+
+import (
+	"sort"
+	"strings"
+)
+
+// taggable is a resource whose tags CreateTags/DeleteTags/DescribeTags see.
+type taggable struct {
+	id, resourceType string
+	seq              uint64
+	tags             *[]Tag
+	bucket           string
+	record           any
+}
+
+// findTaggable resolves an ID to its resource by prefix. Callers hold s.mu.
+func (s *Server) findTaggable(id string) (*taggable, *APIError) {
+	prefix, _, ok := strings.Cut(id, "-")
+	if !ok {
+		return nil, badRequest(CodeInvalidID, "The ID '%s' is not valid", id)
+	}
+	notFound := func(code, what string) (*taggable, *APIError) {
+		return nil, badRequest(code, "The %s ID '%s' does not exist", what, id)
+	}
+	switch prefix {
+	case "i":
+		if r := s.instances[id]; r != nil {
+			return &taggable{id, "instance", r.Seq, &r.Tags, bucketInstances, r}, nil
+		}
+		if !validID(id, "i") {
+			return nil, errInstanceMalformed(id)
+		}
+		return nil, errInstanceNotFound(id)
+	case "vol":
+		if r := s.volumes[id]; r != nil {
+			return &taggable{id, "volume", r.Seq, &r.Tags, bucketVolumes, r}, nil
+		}
+		return nil, badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+	case "eni":
+		if r := s.enis[id]; r != nil {
+			return &taggable{id, "network-interface", r.Seq, &r.Tags, bucketENIs, r}, nil
+		}
+		return notFound(CodeInvalidNetworkInterfaceNotFound, "networkInterface")
+	case "subnet":
+		if r := s.subnets[id]; r != nil {
+			return &taggable{id, "subnet", r.Seq, &r.Tags, bucketSubnets, r}, nil
+		}
+		return notFound(CodeInvalidSubnetIDNotFound, "subnet")
+	case "sg":
+		if r := s.groups[id]; r != nil {
+			return &taggable{id, "security-group", r.Seq, &r.Tags, bucketGroups, r}, nil
+		}
+		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+	case "vpc":
+		if r := s.vpcs[id]; r != nil {
+			return &taggable{id, "vpc", r.Seq, &r.Tags, bucketVPCs, r}, nil
+		}
+		return notFound("InvalidVpcID.NotFound", "vpc")
+	case "ami":
+		if r := s.images[id]; r != nil {
+			return &taggable{id, "image", r.Seq, &r.Tags, bucketImages, r}, nil
+		}
+		return nil, badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
+	case "lt":
+		if r := s.templates[id]; r != nil {
+			return &taggable{id, "launch-template", r.Seq, &r.Tags, bucketTemplates, r}, nil
+		}
+		return nil, badRequest(CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
+	case "fleet":
+		if r := s.fleets[id]; r != nil {
+			return &taggable{id, "fleet", r.Seq, &r.Tags, bucketFleets, r}, nil
+		}
+		return notFound("InvalidFleetId.NotFound", "fleet")
+	}
+	return nil, badRequest(CodeInvalidID, "The ID '%s' is not valid", id)
+}
+
+func (s *Server) allTaggables() []*taggable {
+	var out []*taggable
+	for _, r := range s.instances {
+		out = append(out, &taggable{r.ID, "instance", r.Seq, &r.Tags, bucketInstances, r})
+	}
+	for _, r := range s.volumes {
+		out = append(out, &taggable{r.ID, "volume", r.Seq, &r.Tags, bucketVolumes, r})
+	}
+	for _, r := range s.enis {
+		out = append(out, &taggable{r.ID, "network-interface", r.Seq, &r.Tags, bucketENIs, r})
+	}
+	for _, r := range s.subnets {
+		out = append(out, &taggable{r.ID, "subnet", r.Seq, &r.Tags, bucketSubnets, r})
+	}
+	for _, r := range s.groups {
+		out = append(out, &taggable{r.ID, "security-group", r.Seq, &r.Tags, bucketGroups, r})
+	}
+	for _, r := range s.vpcs {
+		out = append(out, &taggable{r.ID, "vpc", r.Seq, &r.Tags, bucketVPCs, r})
+	}
+	for _, r := range s.images {
+		out = append(out, &taggable{r.ID, "image", r.Seq, &r.Tags, bucketImages, r})
+	}
+	for _, r := range s.templates {
+		out = append(out, &taggable{r.ID, "launch-template", r.Seq, &r.Tags, bucketTemplates, r})
+	}
+	for _, r := range s.fleets {
+		out = append(out, &taggable{r.ID, "fleet", r.Seq, &r.Tags, bucketFleets, r})
+	}
+	return out
+}
+
+const maxTagsPerResource = 50
+
+func (s *Server) createTags(c *call) (wireResponse, *APIError) {
+	ids := c.q.strs("ResourceId")
+	if len(ids) == 0 {
+		return nil, errMissing("ResourceId")
+	}
+	tags, err := c.q.tags("Tag")
+	if err != nil {
+		return nil, err
+	}
+	if len(tags) == 0 {
+		return nil, errMissing("Tag")
+	}
+	for _, t := range tags {
+		if strings.HasPrefix(strings.ToLower(t.Key), "aws:") {
+			return nil, errInvalidValue("Tag keys starting with 'aws:' are reserved for internal use")
+		}
+		if t.Key == "" || len(t.Key) > 128 || len(t.Value) > 256 {
+			return nil, errInvalidValue("Tag key must be 1-128 characters and value at most 256 characters")
+		}
+	}
+	aerr := s.mutate(c, func() *APIError {
+		var targets []*taggable
+		for _, id := range ids {
+			t, e := s.findTaggable(id)
+			if e != nil {
+				return e
+			}
+			if len(setTags(*t.tags, tags)) > maxTagsPerResource {
+				return badRequest(CodeTagLimitExceeded, "The maximum number of tags for resource '%s' has been reached.", id)
+			}
+			targets = append(targets, t)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		for _, t := range targets {
+			*t.tags = setTags(*t.tags, tags)
+			s.save(t.bucket, t.id, t.record)
+			s.syncLedgerTags(t.id, *t.tags)
+		}
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}
+
+func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
+	ids := c.q.strs("ResourceId")
+	if len(ids) == 0 {
+		return nil, errMissing("ResourceId")
+	}
+	var dels []tagDeletion
+	for _, t := range c.q.list("Tag") {
+		if !t.has("Key") {
+			return nil, errMissing("Tag.Key")
+		}
+		dels = append(dels, tagDeletion{Key: t.str("Key"), Value: t.str("Value"), HasValue: t.has("Value")})
+	}
+	aerr := s.mutate(c, func() *APIError {
+		var targets []*taggable
+		for _, id := range ids {
+			t, e := s.findTaggable(id)
+			if e != nil {
+				return e
+			}
+			targets = append(targets, t)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		for _, t := range targets {
+			if len(dels) == 0 {
+				*t.tags = nil // no Tag parameter: delete every tag
+			} else {
+				*t.tags = deleteTags(*t.tags, dels)
+			}
+			s.save(t.bucket, t.id, t.record)
+			s.syncLedgerTags(t.id, *t.tags)
+		}
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}
+
+type xmlTagDescription struct {
+	ResourceID   string `xml:"resourceId"`
+	ResourceType string `xml:"resourceType"`
+	Key          string `xml:"key"`
+	Value        string `xml:"value"`
+}
+
+type describeTagsResponse struct {
+	WireHeader
+	Tags      []xmlTagDescription `xml:"tagSet>item"`
+	NextToken string              `xml:"nextToken,omitempty"`
+}
+
+type tagRow struct {
+	seq          uint64
+	id, rt, k, v string
+}
+
+var tagRowAttrs = attrTable[tagRow]{
+	"resource-id":   func(r tagRow) []string { return one(r.id) },
+	"resource-type": func(r tagRow) []string { return one(r.rt) },
+	"key":           func(r tagRow) []string { return []string{r.k} },
+	"value":         func(r tagRow) []string { return []string{r.v} },
+}
+
+func (s *Server) describeTags(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	// tag:KEY selects rows of resources carrying that tag, and shows all their tags.
+	var tagFilters, rowFilters []filter
+	for _, f := range fs {
+		if strings.HasPrefix(f.Name, "tag:") {
+			tagFilters = append(tagFilters, f)
+		} else {
+			rowFilters = append(rowFilters, f)
+		}
+	}
+	pred, err := compileFilters(rowFilters, tagRowAttrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	resPred, err := compileFilters(tagFilters, attrTable[*taggable]{}, func(t *taggable) []Tag { return *t.tags })
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	res := s.allTaggables()
+	sort.Slice(res, func(i, j int) bool {
+		if res[i].seq != res[j].seq {
+			return res[i].seq < res[j].seq
+		}
+		return res[i].id < res[j].id
+	})
+	var rows []tagRow
+	for _, t := range res {
+		if !resPred(t) {
+			continue
+		}
+		tags := append([]Tag(nil), *t.tags...)
+		sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
+		for _, tg := range tags {
+			r := tagRow{seq: uint64(len(rows) + 1), id: t.id, rt: t.resourceType, k: tg.Key, v: tg.Value}
+			if pred(r) {
+				rows = append(rows, r)
+			}
+		}
+	}
+	for i := range rows {
+		rows[i].seq = uint64(i + 1)
+	}
+	resp := &describeTagsResponse{}
+	page, next := paginate(rows, func(r tagRow) uint64 { return r.seq }, p)
+	resp.NextToken = next
+	for _, r := range page {
+		resp.Tags = append(resp.Tags, xmlTagDescription{ResourceID: r.id, ResourceType: r.rt, Key: r.k, Value: r.v})
+	}
+	return resp, nil
+}

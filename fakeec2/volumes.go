@@ -1,0 +1,245 @@
+package fakeec2
+
+import "fmt"
+
+// --- DescribeVolumes ---
+
+type xmlVolumeAttachment struct {
+	VolumeID            string `xml:"volumeId"`
+	InstanceID          string `xml:"instanceId"`
+	Device              string `xml:"device"`
+	Status              string `xml:"status"`
+	AttachTime          string `xml:"attachTime"`
+	DeleteOnTermination bool   `xml:"deleteOnTermination"`
+}
+
+type xmlVolume struct {
+	VolumeID           string                `xml:"volumeId"`
+	Size               int32                 `xml:"size"`
+	SnapshotID         string                `xml:"snapshotId"`
+	AvailabilityZone   string                `xml:"availabilityZone"`
+	AvailabilityZoneID string                `xml:"availabilityZoneId"`
+	Status             string                `xml:"status"`
+	CreateTime         string                `xml:"createTime"`
+	Attachments        []xmlVolumeAttachment `xml:"attachmentSet>item"`
+	Tags               []xmlTag              `xml:"tagSet>item"`
+	VolumeType         string                `xml:"volumeType"`
+	Iops               int32                 `xml:"iops,omitempty"`
+	Throughput         int32                 `xml:"throughput,omitempty"`
+	Encrypted          bool                  `xml:"encrypted"`
+	KMSKeyID           string                `xml:"kmsKeyId,omitempty"`
+	MultiAttachEnabled bool                  `xml:"multiAttachEnabled"`
+	VolumeArn          string                `xml:"volumeArn"`
+}
+
+type describeVolumesResponse struct {
+	WireHeader
+	Volumes   []xmlVolume `xml:"volumeSet>item"`
+	NextToken string      `xml:"nextToken,omitempty"`
+}
+
+var volumeAttrs = attrTable[*volume]{
+	"volume-id":                        func(v *volume) []string { return one(v.ID) },
+	"volume-type":                      func(v *volume) []string { return one(v.Type) },
+	"size":                             func(v *volume) []string { return i32s(v.SizeGiB) },
+	"status":                           func(v *volume) []string { return one(v.State) },
+	"availability-zone":                func(v *volume) []string { return one(v.Zone) },
+	"encrypted":                        func(v *volume) []string { return one(xbool(v.Encrypted)) },
+	"snapshot-id":                      func(v *volume) []string { return one(v.SnapshotID) },
+	"create-time":                      func(v *volume) []string { return one(xmlTime(v.CreateTime)) },
+	"attachment.instance-id":           func(v *volume) []string { return one(v.InstanceID) },
+	"attachment.device":                func(v *volume) []string { return one(v.Device) },
+	"attachment.status":                func(v *volume) []string { return attachStatus(v) },
+	"attachment.delete-on-termination": func(v *volume) []string { return attachDOT(v) },
+	"multi-attach-enabled":             func(v *volume) []string { return one("false") },
+}
+
+func attachStatus(v *volume) []string {
+	if v.InstanceID == "" {
+		return nil
+	}
+	return one("attached")
+}
+
+func attachDOT(v *volume) []string {
+	if v.InstanceID == "" {
+		return nil
+	}
+	return one(xbool(v.DeleteOnTermination))
+}
+
+func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, volumeAttrs, func(v *volume) []Tag { return v.Tags })
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 500)
+	if err != nil {
+		return nil, err
+	}
+	ids := c.q.strs("VolumeId")
+	if len(ids) > 0 && p.max > 0 {
+		return nil, badRequest(CodeInvalidParameterCombination, "The parameter volumeSet cannot be used with the parameter maxResults")
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var items []*volume
+	for _, id := range ids {
+		v := s.volumes[id]
+		if v == nil {
+			if !validID(id, "vol") {
+				return nil, badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
+			}
+			return nil, badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+		}
+		items = append(items, v)
+	}
+	if len(ids) == 0 {
+		for _, v := range s.volumes {
+			items = append(items, v)
+		}
+	}
+	seq := func(v *volume) uint64 { return v.Seq }
+	bySeq(items, seq)
+	resp := &describeVolumesResponse{}
+	var page []*volume
+	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	for _, v := range page {
+		x := xmlVolume{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
+			AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: xmlTime(v.CreateTime), Tags: xmlTags(v.Tags),
+			VolumeType: v.Type, Iops: v.Iops, Throughput: v.Throughput, Encrypted: v.Encrypted, KMSKeyID: v.KMSKeyID,
+			VolumeArn: fmt.Sprintf("arn:aws:ec2:%s:%s:volume/%s", s.region, s.account, v.ID)}
+		if v.KMSKeyID != "" && v.KMSKeyID[0] == 'a' { // alias/aws/ebs: EC2 reports the key ARN
+			x.KMSKeyID = fmt.Sprintf("arn:aws:kms:%s:%s:alias/aws/ebs", s.region, s.account)
+		}
+		if v.InstanceID != "" {
+			x.Attachments = []xmlVolumeAttachment{{VolumeID: v.ID, InstanceID: v.InstanceID, Device: v.Device,
+				Status: "attached", AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
+		}
+		resp.Volumes = append(resp.Volumes, x)
+	}
+	return resp, nil
+}
+
+// --- DescribeNetworkInterfaces ---
+
+type xmlENIAttachment struct {
+	AttachmentID        string `xml:"attachmentId"`
+	InstanceID          string `xml:"instanceId"`
+	InstanceOwnerID     string `xml:"instanceOwnerId"`
+	DeviceIndex         int    `xml:"deviceIndex"`
+	NetworkCardIndex    int    `xml:"networkCardIndex"`
+	Status              string `xml:"status"`
+	AttachTime          string `xml:"attachTime"`
+	DeleteOnTermination bool   `xml:"deleteOnTermination"`
+}
+
+type xmlENI struct {
+	NetworkInterfaceID string            `xml:"networkInterfaceId"`
+	SubnetID           string            `xml:"subnetId"`
+	VpcID              string            `xml:"vpcId"`
+	AvailabilityZone   string            `xml:"availabilityZone"`
+	AvailabilityZoneID string            `xml:"availabilityZoneId"`
+	Description        string            `xml:"description"`
+	OwnerID            string            `xml:"ownerId"`
+	RequesterManaged   bool              `xml:"requesterManaged"`
+	Status             string            `xml:"status"`
+	MacAddress         string            `xml:"macAddress"`
+	PrivateIPAddress   string            `xml:"privateIpAddress"`
+	PrivateDNSName     string            `xml:"privateDnsName"`
+	SourceDestCheck    bool              `xml:"sourceDestCheck"`
+	Groups             []xmlGroup        `xml:"groupSet>item"`
+	Attachment         *xmlENIAttachment `xml:"attachment,omitempty"`
+	Tags               []xmlTag          `xml:"tagSet>item"`
+	PrivateIPs         []xmlPrivateIP    `xml:"privateIpAddressesSet>item"`
+	InterfaceType      string            `xml:"interfaceType"`
+}
+
+type describeENIsResponse struct {
+	WireHeader
+	Interfaces []xmlENI `xml:"networkInterfaceSet>item"`
+	NextToken  string   `xml:"nextToken,omitempty"`
+}
+
+var eniAttrs = attrTable[*networkInterface]{
+	"network-interface-id":       func(n *networkInterface) []string { return one(n.ID) },
+	"subnet-id":                  func(n *networkInterface) []string { return one(n.SubnetID) },
+	"vpc-id":                     func(n *networkInterface) []string { return one(n.VpcID) },
+	"availability-zone":          func(n *networkInterface) []string { return one(n.Zone) },
+	"status":                     func(n *networkInterface) []string { return one(n.Status) },
+	"private-ip-address":         func(n *networkInterface) []string { return one(n.PrivateIP) },
+	"addresses.private-ip-address": func(n *networkInterface) []string {
+		return one(n.PrivateIP)
+	},
+	"private-dns-name":                 func(n *networkInterface) []string { return one(n.PrivateDNS) },
+	"mac-address":                      func(n *networkInterface) []string { return one(n.MAC) },
+	"description":                      func(n *networkInterface) []string { return one(n.Description) },
+	"interface-type":                   func(n *networkInterface) []string { return one(n.InterfaceType) },
+	"group-id":                         func(n *networkInterface) []string { return n.Groups },
+	"attachment.instance-id":           func(n *networkInterface) []string { return one(n.InstanceID) },
+	"attachment.attachment-id":         func(n *networkInterface) []string { return one(n.AttachmentID) },
+	"attachment.device-index":          func(n *networkInterface) []string { return []string{itoa(n.DeviceIndex)} },
+	"attachment.status":                func(n *networkInterface) []string { return one(map[bool]string{true: "attached"}[n.InstanceID != ""]) },
+	"attachment.delete-on-termination": func(n *networkInterface) []string { return one(xbool(n.DeleteOnTermination)) },
+	"owner-id":                         func(n *networkInterface) []string { return nil },
+	"requester-managed":                func(n *networkInterface) []string { return one("false") },
+}
+
+func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, eniAttrs, func(n *networkInterface) []Tag { return n.Tags })
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageParams(c.q, 5, 1000)
+	if err != nil {
+		return nil, err
+	}
+	ids := c.q.strs("NetworkInterfaceId")
+	if len(ids) > 0 && p.max > 0 {
+		return nil, badRequest(CodeInvalidParameterCombination, "The parameter networkInterfaceIdSet cannot be used with the parameter maxResults")
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var items []*networkInterface
+	for _, id := range ids {
+		n := s.enis[id]
+		if n == nil {
+			return nil, badRequest(CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
+		}
+		items = append(items, n)
+	}
+	if len(ids) == 0 {
+		for _, n := range s.enis {
+			items = append(items, n)
+		}
+	}
+	seq := func(n *networkInterface) uint64 { return n.Seq }
+	bySeq(items, seq)
+	resp := &describeENIsResponse{}
+	var page []*networkInterface
+	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	for _, n := range page {
+		x := xmlENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, AvailabilityZone: n.Zone,
+			AvailabilityZoneID: n.ZoneID, Description: n.Description, OwnerID: s.account, Status: n.Status,
+			MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, SourceDestCheck: true,
+			Tags: xmlTags(n.Tags), InterfaceType: n.InterfaceType,
+			PrivateIPs: []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}}}
+		for _, g := range n.Groups {
+			x.Groups = append(x.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+		}
+		if n.InstanceID != "" {
+			x.Attachment = &xmlENIAttachment{AttachmentID: n.AttachmentID, InstanceID: n.InstanceID, InstanceOwnerID: s.account,
+				DeviceIndex: n.DeviceIndex, Status: "attached", AttachTime: xmlTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination}
+		}
+		resp.Interfaces = append(resp.Interfaces, x)
+	}
+	return resp, nil
+}
