@@ -2,19 +2,110 @@ package app
 
 import (
 	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/karplab/karplab/fakeec2"
 )
 
-// ec2Command is the placeholder the fakeec2 work replaces with `ec2 serve`.
 func ec2Command() *cli.Command {
 	return &cli.Command{
 		Name:  "ec2",
 		Usage: "the EC2 API emulator on its own",
-		Subcommands: []*cli.Command{{
-			Name:   "serve",
-			Usage:  "serve the EC2 API emulator",
-			Action: func(*cli.Context) error { return errors.New("not built yet") },
-		}},
+		Subcommands: []*cli.Command{
+			ec2ServeCommand(),
+		},
 	}
+}
+
+type ec2ServeFlags struct {
+	addr, state, region, account  string
+	bootDelay, shutdownDelay, ret time.Duration
+}
+
+func ec2ServeCommand() *cli.Command {
+	f := &ec2ServeFlags{}
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the EC2 API emulator until interrupted",
+		Description: `Serves the EC2 Query API (for the aws CLI and SDKs: --endpoint-url or AWS_ENDPOINT_URL)
+at http://ADDR/ and the lab's admin API (audit, billing, policy, faults, reset) under
+http://ADDR/_karplab/. With --state the emulator's state survives restarts.
+
+   karplab ec2 serve --state /tmp/ec2
+   AWS_ACCESS_KEY_ID=lab AWS_SECRET_ACCESS_KEY=lab aws --region eu-west-2 \
+     --endpoint-url http://127.0.0.1:4566 ec2 describe-instances`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:4566", Usage: "listen address", Destination: &f.addr},
+			&cli.StringFlag{Name: "state", Usage: "state directory (empty: keep state in memory)", Destination: &f.state},
+			&cli.StringFlag{Name: "region", Value: fakeec2.DefaultRegion, Usage: "emulated region (zones REGIONa..c)", Destination: &f.region},
+			&cli.StringFlag{Name: "account-id", Value: fakeec2.DefaultAccountID, Usage: "emulated account ID", Destination: &f.account},
+			&cli.DurationFlag{Name: "boot-delay", Value: fakeec2.DefaultBootDelay, Usage: "how long instances stay pending (0: none)", Destination: &f.bootDelay},
+			&cli.DurationFlag{Name: "shutdown-delay", Value: fakeec2.DefaultShutdownDelay, Usage: "how long terminating instances stay shutting-down (0: none)", Destination: &f.shutdownDelay},
+			&cli.DurationFlag{Name: "terminated-retention", Value: fakeec2.DefaultTerminatedRetention, Usage: "how long terminated instances stay describable", Destination: &f.ret},
+		},
+		Action: func(c *cli.Context) error { return runEC2Serve(c, f) },
+	}
+}
+
+// zeroMeansNone maps a flag's 0 ("none") to fakeec2's negative duration ("none"); the
+// library reads 0 as "the default".
+func zeroMeansNone(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+func runEC2Serve(c *cli.Context, f *ec2ServeFlags) error {
+	if c.NArg() > 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("ec2 serve takes no arguments, got %q", c.Args().Slice())}
+	}
+	for name, d := range map[string]time.Duration{"boot-delay": f.bootDelay, "shutdown-delay": f.shutdownDelay, "terminated-retention": f.ret} {
+		if d < 0 {
+			return &exitError{code: ExitError, err: fmt.Errorf("--%s must not be negative", name)}
+		}
+	}
+	log := logger(c)
+	srv, err := fakeec2.New(fakeec2.Options{
+		Region: f.region, AccountID: f.account, StateDir: f.state,
+		BootDelay: zeroMeansNone(f.bootDelay), ShutdownDelay: zeroMeansNone(f.shutdownDelay),
+		TerminatedRetention: zeroMeansNone(f.ret), Logger: log,
+	})
+	if err != nil {
+		return &exitError{code: ExitError, err: fmt.Errorf("starting the EC2 emulator: %w", err)}
+	}
+	l, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		srv.Close()
+		return &exitError{code: ExitError, err: fmt.Errorf("listening on %s: %w", f.addr, err)}
+	}
+	state := f.state
+	if state == "" {
+		state = "in memory"
+	}
+	fmt.Fprintf(c.App.ErrWriter, "fakeec2: serving EC2 (%s) at http://%s (state: %s); admin API at http://%s/_karplab/\n",
+		f.region, l.Addr(), state, l.Addr())
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		cerr := srv.Close()
+		return errors.Join(err, cerr)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(c.App.ErrWriter, "fakeec2: shutting down")
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("stopping the EC2 emulator: %w", err)
+	}
+	return <-served
 }
