@@ -23,7 +23,8 @@ func BenchmarkStart(b *testing.B) {
 	sharedMu.Unlock()
 
 	var cold, warm time.Duration
-	var rss, heap float64
+	var rss, heap, leaked float64
+	baseline := runtime.NumGoroutine()
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		logger, err := testLogger(dir)
@@ -56,12 +57,24 @@ func BenchmarkStart(b *testing.B) {
 		if err := cp.Stop(); err != nil {
 			b.Fatalf("stop: %v", err)
 		}
+		leaked += float64(drainGoroutines(baseline, 15*time.Second) - baseline)
 	}
 	n := float64(b.N)
 	b.ReportMetric(cold.Seconds()/n, "s/start")
 	b.ReportMetric(warm.Seconds()/n, "s/restart")
 	b.ReportMetric(rss/n, "MiB-RSS")
 	b.ReportMetric(heap/n, "MiB-heap")
+	b.ReportMetric(leaked/n, "goroutines-after-stop")
+}
+
+// drainGoroutines waits until at most baseline+2 goroutines run (stopped components
+// finish in the background for a few seconds) or timeout passes, and returns the count.
+func drainGoroutines(baseline int, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for runtime.NumGoroutine() > baseline+2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return runtime.NumGoroutine()
 }
 
 // vmRSSMiB reads the process's resident set size from /proc/self/status.

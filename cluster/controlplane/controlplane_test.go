@@ -42,21 +42,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// Child mode of TestIntegrationDataDirLockedAcrossProcesses.
-	if dir := os.Getenv("CONTROLPLANE_TEST_CHILD_START"); dir != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cp, err := Start(ctx, Config{DataDir: dir})
-		if err == nil {
-			cp.Stop()
-			fmt.Println("started")
-			os.Exit(0)
-		}
-		fmt.Println(err)
-		if errors.Is(err, ErrDataDirInUse) {
-			os.Exit(3)
-		}
-		os.Exit(1)
+	if mode, dir := os.Getenv("CONTROLPLANE_TEST_CHILD"), os.Getenv("CONTROLPLANE_TEST_DIR"); mode != "" {
+		os.Exit(child(mode, dir))
 	}
 	flag.Parse()
 	code := m.Run()
@@ -74,6 +61,54 @@ func TestMain(m *testing.M) {
 	}
 	sharedMu.Unlock()
 	os.Exit(code)
+}
+
+// child runs in a separate process started by a test and returns its exit code:
+// 3 when Start fails with ErrDataDirInUse, 1 on any other failure, 0 on success.
+//
+//	start:   Start and Stop on dir.
+//	restart: Start on dir, check ConfigMap default/survivor exists, write default/from-child, Stop.
+func child(mode, dir string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cp, err := Start(ctx, Config{DataDir: dir})
+	if err != nil {
+		fmt.Println(err)
+		if errors.Is(err, ErrDataDirInUse) {
+			return 3
+		}
+		return 1
+	}
+	defer cp.Stop()
+	if mode == "restart" {
+		c, err := kubernetes.NewForConfig(cp.RESTConfig())
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		if _, err := c.CoreV1().ConfigMaps("default").Get(ctx, "survivor", metav1.GetOptions{}); err != nil {
+			fmt.Println("reading survivor:", err)
+			return 1
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "from-child"}, Data: map[string]string{"pid": fmt.Sprint(os.Getpid())}}
+		if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			fmt.Println("writing from-child:", err)
+			return 1
+		}
+	}
+	if err := cp.Stop(); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// runChild runs this test binary in child mode on dir.
+func runChild(ctx context.Context, mode, dir string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CONTROLPLANE_TEST_CHILD="+mode, "CONTROLPLANE_TEST_DIR="+dir)
+	return cmd.CombinedOutput()
 }
 
 // testLogger writes component logs at Debug to dir/controlplane.log (or stderr).
@@ -280,7 +315,7 @@ func TestIntegrationDeploymentPendingUnschedulable(t *testing.T) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "inflate", Image: "registry.k8s.io/pause:3.10"}}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "inflate", Image: "registry.k8s.io/pause:3.10"}}},
 			},
 		},
 	}
@@ -450,9 +485,7 @@ func TestIntegrationDataDirLockedAcrossProcesses(t *testing.T) {
 	cp := shared(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "CONTROLPLANE_TEST_CHILD_START="+cp.cfg.DataDir)
-	out, err := cmd.CombinedOutput()
+	out, err := runChild(ctx, "start", cp.cfg.DataDir)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Fatalf("child Start on the same data dir: err %v, output %q; want exit 3 (ErrDataDirInUse)", err, out)
@@ -462,9 +495,10 @@ func TestIntegrationDataDirLockedAcrossProcesses(t *testing.T) {
 	}
 }
 
-// TestIntegrationRestartKeepsData stops the shared control plane and starts a new one on
-// the same data dir in this process: the data, CA and port survive, and the restarted
-// control plane is ready again (it then serves the remaining tests).
+// TestIntegrationRestartKeepsData stops the shared control plane, restarts it on the same
+// data dir in another process (which reads the data and writes more), then again in this
+// process: the data, CA and port survive, and the control plane is ready again (it then
+// serves the remaining tests).
 func TestIntegrationRestartKeepsData(t *testing.T) {
 	cp := shared(t)
 	ctx := t.Context()
@@ -497,6 +531,11 @@ func TestIntegrationRestartKeepsData(t *testing.T) {
 		}
 	}
 
+	out, err := runChild(ctx, "restart", sharedDir)
+	if err != nil {
+		t.Fatalf("restart in another process: %v: %s", err, out)
+	}
+
 	logger, err := testLogger(sharedDir)
 	if err != nil {
 		t.Fatal(err)
@@ -520,5 +559,8 @@ func TestIntegrationRestartKeepsData(t *testing.T) {
 	}
 	if diff := cmp.Diff(cm.Data, got.Data); diff != "" {
 		t.Errorf("ConfigMap data after restart (-want +got):\n%s", diff)
+	}
+	if _, err := clientFor(t, sharedCP).CoreV1().ConfigMaps("default").Get(ctx, "from-child", metav1.GetOptions{}); err != nil {
+		t.Errorf("ConfigMap written by the other process: %v", err)
 	}
 }

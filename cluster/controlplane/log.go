@@ -88,19 +88,25 @@ type grpcLogger struct{}
 func (grpcLogger) log(l slog.Level, msg string) {
 	current().Log(context.Background(), l, msg, "component", "grpc")
 }
-func (grpcLogger) Info(...any)                           {}
-func (grpcLogger) Infoln(...any)                         {}
-func (grpcLogger) Infof(string, ...any)                  {}
-func (g grpcLogger) Warning(args ...any)                 { g.log(slog.LevelWarn, fmt.Sprint(args...)) }
-func (g grpcLogger) Warningln(args ...any)               { g.log(slog.LevelWarn, fmt.Sprint(args...)) }
-func (g grpcLogger) Warningf(format string, args ...any) { g.log(slog.LevelWarn, fmt.Sprintf(format, args...)) }
-func (g grpcLogger) Error(args ...any)                   { g.log(slog.LevelError, fmt.Sprint(args...)) }
-func (g grpcLogger) Errorln(args ...any)                 { g.log(slog.LevelError, fmt.Sprint(args...)) }
-func (g grpcLogger) Errorf(format string, args ...any)   { g.log(slog.LevelError, fmt.Sprintf(format, args...)) }
-func (g grpcLogger) Fatal(args ...any)                   { g.log(slog.LevelError, fmt.Sprint(args...)) }
-func (g grpcLogger) Fatalln(args ...any)                 { g.log(slog.LevelError, fmt.Sprint(args...)) }
-func (g grpcLogger) Fatalf(format string, args ...any)   { g.log(slog.LevelError, fmt.Sprintf(format, args...)) }
-func (grpcLogger) V(int) bool                            { return false }
+func (grpcLogger) Info(...any)             {}
+func (grpcLogger) Infoln(...any)           {}
+func (grpcLogger) Infof(string, ...any)    {}
+func (g grpcLogger) Warning(args ...any)   { g.log(slog.LevelWarn, fmt.Sprint(args...)) }
+func (g grpcLogger) Warningln(args ...any) { g.log(slog.LevelWarn, fmt.Sprint(args...)) }
+func (g grpcLogger) Warningf(format string, args ...any) {
+	g.log(slog.LevelWarn, fmt.Sprintf(format, args...))
+}
+func (g grpcLogger) Error(args ...any)   { g.log(slog.LevelError, fmt.Sprint(args...)) }
+func (g grpcLogger) Errorln(args ...any) { g.log(slog.LevelError, fmt.Sprint(args...)) }
+func (g grpcLogger) Errorf(format string, args ...any) {
+	g.log(slog.LevelError, fmt.Sprintf(format, args...))
+}
+func (g grpcLogger) Fatal(args ...any)   { g.log(slog.LevelError, fmt.Sprint(args...)) }
+func (g grpcLogger) Fatalln(args ...any) { g.log(slog.LevelError, fmt.Sprint(args...)) }
+func (g grpcLogger) Fatalf(format string, args ...any) {
+	g.log(slog.LevelError, fmt.Sprintf(format, args...))
+}
+func (grpcLogger) V(int) bool { return false }
 
 // zapLogger builds the zap logger embedded etcd requires, writing to logger.
 func zapLogger(logger *slog.Logger) *zap.Logger {
