@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +59,13 @@ func BenchmarkStart(b *testing.B) {
 			b.Fatalf("stop: %v", err)
 		}
 		leaked += float64(drainGoroutines(baseline, 15*time.Second) - baseline)
+	}
+	// To see what outlives Stop: CONTROLPLANE_GOROUTINE_DUMP=/tmp/g.txt.
+	if f := os.Getenv("CONTROLPLANE_GOROUTINE_DUMP"); f != "" {
+		if out, err := os.Create(f); err == nil {
+			pprof.Lookup("goroutine").WriteTo(out, 1)
+			out.Close()
+		}
 	}
 	n := float64(b.N)
 	b.ReportMetric(cold.Seconds()/n, "s/start")
