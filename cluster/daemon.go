@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/cluster/karpenter"
+	"github.com/karplab/karplab/cluster/kubelet"
+	"github.com/karplab/karplab/cluster/recorder"
 )
 
 // daemonCommand is the hidden CLI verb that runs the daemon; isDaemon looks for it.
@@ -35,6 +38,11 @@ type DaemonConfig struct {
 	Logger    *slog.Logger
 	// Status receives one line per finished start-up step (the foreground user's progress).
 	Status io.Writer
+	// Executable is the karplab binary the Karpenter child runs; empty means this process's.
+	Executable string
+	// Karpenter tunes the Karpenter process (batch window, GC timing, log level); the daemon
+	// sets provider, cluster name, kubeconfig, region and ports itself.
+	Karpenter karpenter.Options
 }
 
 func (c *DaemonConfig) defaults() {
@@ -52,6 +60,9 @@ func (c *DaemonConfig) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Executable == "" {
+		c.Executable, _ = os.Executable()
 	}
 	if c.Status == nil {
 		c.Status = io.Discard
@@ -73,6 +84,9 @@ type service struct {
 // daemon is a running lab: its services and its published state.
 type daemon struct {
 	cfg      DaemonConfig
+	// Set by newServices, valid once their service started.
+	recorder func() *recorder.Recorder
+	kubelet  func() *kubelet.Kubelet
 	mu       sync.Mutex
 	state    State
 	services []*service

@@ -2,29 +2,64 @@ package cluster
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/cluster/controlplane"
 )
 
-// embedded adapts cluster/controlplane to backend.Backend.
+// embedded adapts cluster/controlplane (etcd, kube-apiserver, kube-scheduler and
+// kube-controller-manager in this process) to backend.Backend.
 type embedded struct {
-	cfg DaemonConfig
+	dataDir string
+	logger  *slog.Logger
+	cp      *controlplane.ControlPlane
 }
 
-func newEmbedded(cfg DaemonConfig) *embedded { return &embedded{cfg: cfg} }
+func newEmbedded(dataDir string, logger *slog.Logger) *embedded {
+	return &embedded{dataDir: dataDir, logger: logger}
+}
 
 func (e *embedded) Name() string { return "embedded" }
 
 func (e *embedded) Start(ctx context.Context, kubeconfigPath string, status io.Writer) error {
-	return errors.New("the embedded control plane is not wired yet")
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: e.dataDir, Logger: e.logger})
+	if err != nil {
+		return err
+	}
+	if err := cp.WriteKubeconfig(kubeconfigPath); err != nil {
+		cp.Stop()
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	e.cp = cp
+	return nil
 }
 
-func (e *embedded) RESTConfig() *rest.Config { return nil }
+func (e *embedded) RESTConfig() *rest.Config {
+	if e.cp == nil {
+		return nil
+	}
+	return e.cp.RESTConfig()
+}
 
-func (e *embedded) Components(ctx context.Context) []backend.Component { return nil }
+func (e *embedded) Components(ctx context.Context) []backend.Component {
+	if e.cp == nil {
+		return nil
+	}
+	var out []backend.Component
+	for _, c := range e.cp.Components(ctx) {
+		out = append(out, backend.Component{Name: c.Name, Address: c.Address, Healthy: c.Healthy, Detail: c.Detail})
+	}
+	return out
+}
 
-func (e *embedded) Stop(ctx context.Context) error { return nil }
+func (e *embedded) Stop(ctx context.Context) error {
+	if e.cp == nil {
+		return nil
+	}
+	return e.cp.Stop()
+}

@@ -51,11 +51,8 @@ func (h Home) DaemonLog() string { return h.path("daemon.log") }
 // StateFile records the running daemon's endpoints and backend (JSON).
 func (h Home) StateFile() string { return h.path("daemon.json") }
 
-// EtcdDir is the embedded backend's etcd data directory.
-func (h Home) EtcdDir() string { return h.path("etcd") }
-
-// PKIDir holds the embedded control plane's CA, serving certificates and service-account key.
-func (h Home) PKIDir() string { return h.path("pki") }
+// ControlPlaneDir is the embedded backend's directory: etcd data, PKI, component kubeconfigs.
+func (h Home) ControlPlaneDir() string { return h.path("controlplane") }
 
 // EC2Dir is the EC2 emulator's state directory.
 func (h Home) EC2Dir() string { return h.path("ec2") }

@@ -2,11 +2,28 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kind"
+	"github.com/karplab/karplab/cluster/kubelet"
+	"github.com/karplab/karplab/cluster/recorder"
+	"github.com/karplab/karplab/fakeec2"
 )
+
+// KubeletAccessKeyID is the simulated kubelets' credential: on a real node, the instance
+// profile's. The emulator's audit trail tells their DescribeInstances apart by it.
+const KubeletAccessKeyID = "AKIAKARPLABNODEROLE0"
 
 // newBackend returns the Kubernetes backend the config names.
 func newBackend(cfg DaemonConfig) (backend.Backend, error) {
@@ -14,33 +31,10 @@ func newBackend(cfg DaemonConfig) (backend.Backend, error) {
 	case "kind":
 		return kind.New(kind.Options{}), nil
 	case "embedded":
-		return newEmbedded(cfg), nil
+		return newEmbedded(cfg.Home.ControlPlaneDir(), cfg.Logger.With("component", "controlplane")), nil
 	default:
 		return nil, Preflight(context.Background(), cfg.Backend, cfg.Provider)
 	}
-}
-
-// newServices lists the lab's parts in start order.
-func newServices(ctx context.Context, d *daemon) ([]*service, error) {
-	cfg := d.cfg
-	be, err := newBackend(cfg)
-	if err != nil {
-		return nil, err
-	}
-	kube := &service{
-		name: "Kubernetes control plane (" + be.Name() + ")",
-		start: func(ctx context.Context) (string, error) {
-			if err := be.Start(ctx, cfg.Home.Kubeconfig(), cfg.Status); err != nil {
-				return "", err
-			}
-			host := be.RESTConfig().Host
-			d.setEndpoint(func(s *State) { s.APIServer = host })
-			return host, nil
-		},
-		stop:       be.Stop,
-		components: be.Components,
-	}
-	return []*service{kube}, nil
 }
 
 // Preflight checks the user's choices before anything starts, so a bad flag or a host that
@@ -59,4 +53,175 @@ func Preflight(ctx context.Context, backendName, provider string) error {
 	default:
 		return fmt.Errorf("unknown backend %q: use --backend embedded (the default) or --backend kind", backendName)
 	}
+}
+
+// NewEC2Client returns an aws-sdk-go-v2 EC2 client for the lab's emulator, signing as
+// accessKeyID.
+func NewEC2Client(endpoint, accessKeyID string) *ec2.Client {
+	return ec2.New(ec2.Options{
+		Region:       Region,
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, DummySecretAccessKey, ""),
+		// The lab's own components talk to a local emulator: few, quick retries.
+		RetryMaxAttempts: 5,
+	})
+}
+
+// newServices lists the lab's parts in start order.
+func newServices(ctx context.Context, d *daemon) ([]*service, error) {
+	cfg := d.cfg
+	log := cfg.Logger
+	be, err := newBackend(cfg)
+	if err != nil {
+		return nil, err
+	}
+	services := []*service{{
+		name: "Kubernetes control plane (" + be.Name() + ")",
+		start: func(ctx context.Context) (string, error) {
+			if err := be.Start(ctx, cfg.Home.Kubeconfig(), cfg.Status); err != nil {
+				return "", err
+			}
+			host := be.RESTConfig().Host
+			d.setEndpoint(func(s *State) { s.APIServer = host })
+			return host, nil
+		},
+		stop:       be.Stop,
+		components: be.Components,
+	}}
+
+	// The EC2 emulator listens on a fixed address the learner's aws CLI is pointed at.
+	var ec2srv *fakeec2.Server
+	var httpSrv *http.Server
+	endpoint := "http://" + cfg.EC2Addr
+	services = append(services, &service{
+		name: "EC2 API emulator",
+		start: func(ctx context.Context) (string, error) {
+			ln, err := net.Listen("tcp", cfg.EC2Addr)
+			if err != nil {
+				return "", fmt.Errorf("listening on %s (is another emulator running? use --ec2-addr): %w", cfg.EC2Addr, err)
+			}
+			ec2srv, err = fakeec2.New(fakeec2.Options{
+				Region:    Region,
+				StateDir:  cfg.Home.EC2Dir(),
+				BootDelay: cfg.BootDelay,
+				Logger:    log.With("component", "ec2"),
+			})
+			if err != nil {
+				ln.Close()
+				return "", err
+			}
+			httpSrv = &http.Server{Handler: ec2srv, ReadHeaderTimeout: 10 * time.Second}
+			go httpSrv.Serve(ln)
+			if err := cfg.Home.writeEnvFile(endpoint); err != nil {
+				return "", fmt.Errorf("writing env file: %w", err)
+			}
+			d.setEndpoint(func(s *State) { s.EC2Endpoint = endpoint })
+			return endpoint + " (" + Region + ")", nil
+		},
+		stop: func(ctx context.Context) error {
+			err := httpSrv.Shutdown(ctx)
+			return errors.Join(err, ec2srv.Close())
+		},
+		components: func(ctx context.Context) []backend.Component {
+			c := backend.Component{Name: "ec2-emulator", Address: endpoint}
+			h, err := fakeec2.NewAdminClient(endpoint).Health(ctx)
+			c.Healthy = err == nil
+			if err != nil {
+				c.Detail = err.Error()
+			} else {
+				c.Detail = fmt.Sprintf("region %s, %d instances, persisted=%t", h.Region, h.Instances, h.Persisted)
+			}
+			return []backend.Component{c}
+		},
+	})
+
+	services = append(services, &service{
+		name: "Karpenter and EC2NodeClass CRDs",
+		start: func(ctx context.Context) (string, error) {
+			return fmt.Sprintf("%d CRDs established", len(karpenter.CRDs())), karpenter.InstallCRDs(ctx, be.RESTConfig())
+		},
+	})
+
+	var rec *recorder.Recorder
+	stopRec := func(context.Context) error { return nil }
+	services = append(services, &service{
+		name: "evidence recorder",
+		start: func(ctx context.Context) (string, error) {
+			var err error
+			rec, err = recorder.New(recorder.Options{Config: be.RESTConfig(), Path: cfg.Home.History(), Logger: log.With("component", "recorder")})
+			if err != nil {
+				return "", err
+			}
+			stopRec, err = goService("recorder", log, rec.Run)
+			return cfg.Home.History(), err
+		},
+		stop: func(ctx context.Context) error { return stopRec(ctx) },
+	})
+	d.recorder = func() *recorder.Recorder { return rec }
+
+	var kl *kubelet.Kubelet
+	stopKubelet := func(context.Context) error { return nil }
+	services = append(services, &service{
+		name: "simulated kubelet (kwok)",
+		start: func(ctx context.Context) (string, error) {
+			var err error
+			kl, err = kubelet.New(kubelet.Options{
+				RESTConfig:  be.RESTConfig(),
+				EC2:         NewEC2Client(endpoint, KubeletAccessKeyID),
+				ClusterName: ClusterName,
+				Region:      Region,
+				Logger:      log.With("component", "kubelet"),
+			})
+			if err != nil {
+				return "", err
+			}
+			stopKubelet, err = goService("kubelet", log, func(ctx context.Context, ready chan<- struct{}) error {
+				close(ready)
+				return kl.Run(ctx)
+			})
+			return "", err
+		},
+		stop: func(ctx context.Context) error { return stopKubelet(ctx) },
+		components: func(ctx context.Context) []backend.Component {
+			nodes := kl.Nodes()
+			return []backend.Component{{Name: "simulated-kubelet", Healthy: true, Detail: fmt.Sprintf("%d instances known", len(nodes))}}
+		},
+	})
+	d.kubelet = func() *kubelet.Kubelet { return kl }
+
+	services = append(services, karpenterService(d, endpoint))
+	return services, nil
+}
+
+// goService runs fn in a goroutine until the returned stop function is called. It returns
+// once fn signals ready, or with fn's error when fn ends first. stop waits for fn to return.
+func goService(name string, log *slog.Logger, fn func(ctx context.Context, ready chan<- struct{}) error) (stop func(context.Context) error, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	ready := make(chan struct{})
+	go func() {
+		err := fn(ctx, ready)
+		if err != nil && ctx.Err() == nil {
+			log.Error("service stopped", "service", name, "err", err)
+		}
+		done <- err
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		if err == nil {
+			err = fmt.Errorf("%s ended during start-up", name)
+		}
+		return nil, err
+	}
+	return func(stopCtx context.Context) error {
+		cancel()
+		select {
+		case <-done:
+			return nil
+		case <-stopCtx.Done():
+			return fmt.Errorf("%s did not stop: %w", name, stopCtx.Err())
+		}
+	}, nil
 }

@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/cluster/karpenter"
+)
+
+// karpenterService runs Karpenter as a supervised child process of the daemon (its operator
+// panics and reads process flags, so a failure must stay contained and restartable). The
+// daemon picks its health and metrics ports, so it can wait on /readyz and show them.
+func karpenterService(d *daemon, ec2Endpoint string) *service {
+	cfg := d.cfg
+	var sup *karpenter.Supervisor
+	var healthURL, metricsURL string
+	return &service{
+		name: "Karpenter controllers (provider " + cfg.Provider + ")",
+		start: func(ctx context.Context) (string, error) {
+			healthPort, err := freePort()
+			if err != nil {
+				return "", err
+			}
+			metricsPort, err := freePort()
+			if err != nil {
+				return "", err
+			}
+			opts := cfg.Karpenter
+			opts.Provider = cfg.Provider
+			opts.ClusterName = ClusterName
+			opts.Kubeconfig = cfg.Home.Kubeconfig()
+			opts.Region = Region
+			opts.HealthProbePort = healthPort
+			opts.MetricsPort = metricsPort
+			healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
+			metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+			sup = &karpenter.Supervisor{
+				Path: cfg.Executable,
+				Args: append([]string{"internal", "karpenter"}, opts.Args()...),
+				Env: []string{
+					"KUBECONFIG=" + cfg.Home.Kubeconfig(),
+					"AWS_ENDPOINT_URL=" + ec2Endpoint,
+					"AWS_REGION=" + Region,
+					"AWS_ACCESS_KEY_ID=" + KarpenterAccessKeyID,
+					"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
+					"AWS_SESSION_TOKEN=",
+					"AWS_PROFILE=",
+					"AWS_EC2_METADATA_DISABLED=true",
+				},
+				LogFile: cfg.Home.KarpenterLog(),
+				Logger:  cfg.Logger.With("component", "karpenter-supervisor"),
+			}
+			if err := sup.Start(ctx); err != nil {
+				return "", fmt.Errorf("starting the Karpenter process: %w", err)
+			}
+			if err := waitReady(ctx, sup, healthURL, 3*time.Minute); err != nil {
+				return "", fmt.Errorf("%w\n%s", err, logTail(cfg.Home.KarpenterLog(), 15))
+			}
+			return fmt.Sprintf("pid %d, metrics %s, log %s", sup.Status().PID, metricsURL, cfg.Home.KarpenterLog()), nil
+		},
+		stop: func(ctx context.Context) error { return sup.Stop(ctx) },
+		components: func(ctx context.Context) []backend.Component {
+			st := sup.Status()
+			c := backend.Component{Name: "karpenter", Address: metricsURL}
+			ok, detail := probe(ctx, healthURL)
+			c.Healthy = st.Running && ok
+			c.Detail = fmt.Sprintf("pid %d, %d restarts", st.PID, st.Restarts)
+			if !ok {
+				c.Detail += ", " + detail
+			}
+			if st.LastExit != nil {
+				c.Detail += fmt.Sprintf(", last exit %s: %s", st.LastExit.Time.Local().Format("15:04:05"), st.LastExit.Error)
+			}
+			return []backend.Component{c}
+		},
+	}
+}
+
+// waitReady polls url until it answers 200, failing early when the child keeps exiting.
+func waitReady(ctx context.Context, sup *karpenter.Supervisor, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		if ok, _ := probe(ctx, url); ok {
+			return nil
+		}
+		if st := sup.Status(); st.Restarts >= 3 && st.LastExit != nil {
+			return fmt.Errorf("the Karpenter process keeps exiting (last: %s)", st.LastExit.Error)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("karpenter was not ready after %s", timeout)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func probe(ctx context.Context, url string) (bool, string) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, "not answering"
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Sprintf("%s: %s", resp.Status, body)
+	}
+	return true, ""
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
