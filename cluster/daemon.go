@@ -83,7 +83,7 @@ type service struct {
 
 // daemon is a running lab: its services and its published state.
 type daemon struct {
-	cfg      DaemonConfig
+	cfg DaemonConfig
 	// Set by newServices, valid once their service started.
 	recorder func() *recorder.Recorder
 	kubelet  func() *kubelet.Kubelet
