@@ -364,6 +364,23 @@ func TestIntegrationDeploymentPendingUnschedulable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deployment never reached 2 Pending Unschedulable pods: %v (last: %s)", err, last)
 	}
+	// kubectl describe pod shows the scheduler's FailedScheduling event.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		evs, err := c.CoreV1().Events(ns.Name).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedScheduling,involvedObject.kind=Pod"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.ReportingController == corev1.DefaultSchedulerName || e.Source.Component == corev1.DefaultSchedulerName {
+				return true, nil
+			}
+		}
+		last = fmt.Sprintf("%d FailedScheduling events", len(evs.Items))
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("no FailedScheduling event from the scheduler: %v (last: %s)", err, last)
+	}
 	// The ServiceAccount admission plugin mounted a token, which needs the token
 	// controller's root CA config map in the namespace.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
