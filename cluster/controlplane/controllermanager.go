@@ -99,4 +99,3 @@ func newControllerManager(ctx context.Context, p *pki, kubeconfigPath string, ln
 		return fmt.Errorf("kube-controller-manager: %w", err)
 	}, nil
 }
-
