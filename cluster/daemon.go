@@ -14,10 +14,13 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/karplab/karplab/cluster/backend"
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kubelet"
 	"github.com/karplab/karplab/cluster/recorder"
+	"github.com/karplab/karplab/fakeec2"
 )
 
 // daemonCommand is the hidden CLI verb that runs the daemon; isDaemon looks for it.
@@ -85,8 +88,12 @@ type service struct {
 type daemon struct {
 	cfg DaemonConfig
 	// Set by newServices, valid once their service started.
-	recorder func() *recorder.Recorder
-	kubelet  func() *kubelet.Kubelet
+	restConfig       func() *rest.Config
+	ec2              func() *fakeec2.Server
+	recorder         func() *recorder.Recorder
+	kubelet          func() *kubelet.Kubelet
+	restartKarpenter func(context.Context) error
+	resetMu          sync.Mutex
 	mu       sync.Mutex
 	state    State
 	services []*service
@@ -247,7 +254,45 @@ func (d *daemon) controlHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(d.status(r.Context()))
 	})
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		enc := json.NewEncoder(w)
+		fl, _ := w.(http.Flusher)
+		if err := d.reset(r.Context(), &lineWriter{enc: enc, fl: fl}); err != nil {
+			d.cfg.Logger.Error("reset failed", "err", err)
+			enc.Encode(controlLine{Error: err.Error()})
+			return
+		}
+		enc.Encode(controlLine{Done: "reset"})
+	})
 	return mux
+}
+
+// reset brings the lab back to its starting point; one at a time.
+func (d *daemon) reset(ctx context.Context, status io.Writer) error {
+	d.resetMu.Lock()
+	defer d.resetMu.Unlock()
+	d.cfg.Logger.Info("resetting the lab")
+	r, err := newResetter(d.restConfig(), status)
+	if err != nil {
+		return err
+	}
+	if srv := d.ec2(); srv != nil {
+		r.ec2 = func(context.Context) error { return srv.Reset() }
+	}
+	r.after = func(ctx context.Context) error {
+		if kl := d.kubelet(); kl != nil {
+			kl.RepairBootstrap()
+		}
+		if d.restartKarpenter != nil {
+			return d.restartKarpenter(ctx)
+		}
+		return nil
+	}
+	if rec := d.recorder(); rec != nil {
+		r.history = rec.Truncate
+	}
+	return r.run(ctx)
 }
 
 // claimPIDFile writes this process's PID to the PID file, refusing when a live daemon owns it

@@ -19,6 +19,22 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 	cfg := d.cfg
 	var sup *karpenter.Supervisor
 	var healthURL, metricsURL string
+	// A restart clears Karpenter's in-memory caches (unavailable offerings, instance types).
+	d.restartKarpenter = func(ctx context.Context) error {
+		if sup == nil {
+			return nil
+		}
+		before := sup.Status().PID
+		sup.Restart()
+		deadline := time.Now().Add(time.Minute)
+		for sup.Status().PID == before || !sup.Status().Running {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("karpenter did not come back after a restart")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return waitReady(ctx, sup, healthURL, 2*time.Minute)
+	}
 	return &service{
 		name: "Karpenter controllers (provider " + cfg.Provider + ")",
 		start: func(ctx context.Context) (string, error) {

@@ -75,6 +75,7 @@ func newServices(ctx context.Context, d *daemon) ([]*service, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.restConfig = be.RESTConfig
 	services := []*service{{
 		name: "Kubernetes control plane (" + be.Name() + ")",
 		start: func(ctx context.Context) (string, error) {
@@ -158,6 +159,7 @@ func newServices(ctx context.Context, d *daemon) ([]*service, error) {
 		stop: func(ctx context.Context) error { return stopRec(ctx) },
 	})
 	d.recorder = func() *recorder.Recorder { return rec }
+	d.ec2 = func() *fakeec2.Server { return ec2srv }
 
 	var kl *kubelet.Kubelet
 	stopKubelet := func(context.Context) error { return nil }

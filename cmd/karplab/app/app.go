@@ -89,10 +89,12 @@ Start here:
 			startCommand(),
 			statusCommand(),
 			stopCommand(),
+			resetCommand(),
 			envCommand(),
 			kubectlCommand(),
 			ec2Command(),
 			daemonCommand(),
+			internalCommand(),
 		},
 	}
 }

@@ -1,0 +1,323 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// systemNamespaces survive a reset; every other namespace is the learner's workload.
+var systemNamespaces = map[string]bool{
+	"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true,
+}
+
+var (
+	nodePoolsGVR      = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	nodeClaimsGVR     = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+	ec2NodeClassesGVR = schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
+	kwokNodeClassGVR  = schema.GroupVersionResource{Group: "karpenter.kwok.sh", Version: "v1alpha1", Resource: "kwoknodeclasses"}
+	overlaysGVR       = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1alpha1", Resource: "nodeoverlays"}
+)
+
+// resetter brings a running lab back to its starting point without restarting the control
+// plane: no workload, no NodePools/NodeClaims/NodeClasses, no nodes, an empty EC2 account
+// (the default VPC, subnets, security groups and images stay), a fresh evidence history.
+type resetter struct {
+	kube    kubernetes.Interface
+	dyn     dynamic.Interface
+	status  io.Writer
+	grace   time.Duration // how long Karpenter gets to finalize NodeClaims itself
+	ec2     func(context.Context) error
+	after   func(context.Context) error // restarts what keeps in-memory state
+	history func() error
+}
+
+func newResetter(cfg *rest.Config, status io.Writer) (*resetter, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &resetter{kube: kube, dyn: dyn, status: status, grace: 20 * time.Second}, nil
+}
+
+func (r *resetter) step(format string, args ...any) {
+	fmt.Fprintf(r.status, " - "+format+"\n", args...)
+}
+
+func (r *resetter) run(ctx context.Context) error {
+	// NodePools first, so Karpenter launches nothing for the pods being deleted.
+	n, err := r.deleteAll(ctx, nodePoolsGVR, false)
+	if err != nil {
+		return err
+	}
+	r.step("deleted %d NodePools", n)
+
+	nss, err := r.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing namespaces: %w", err)
+	}
+	var deleted []string
+	for _, ns := range nss.Items {
+		if systemNamespaces[ns.Name] {
+			continue
+		}
+		if err := r.kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting namespace %s: %w", ns.Name, err)
+		}
+		deleted = append(deleted, ns.Name)
+	}
+	if err := r.deleteDefaultWorkloads(ctx); err != nil {
+		return err
+	}
+	r.step("deleted workload namespaces %v and the default namespace's workloads", deleted)
+
+	// Give Karpenter the chance to drain and terminate as it would; then finish by force.
+	n, err = r.deleteAll(ctx, nodeClaimsGVR, false)
+	if err != nil {
+		return err
+	}
+	if !r.waitGone(ctx, nodeClaimsGVR, r.grace) {
+		if _, err := r.deleteAll(ctx, nodeClaimsGVR, true); err != nil {
+			return err
+		}
+	}
+	r.step("deleted %d NodeClaims", n)
+
+	nodes, err := r.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	for _, node := range nodes.Items {
+		if err := r.stripFinalizers(ctx, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, node.Name); err != nil {
+			return err
+		}
+		if err := r.kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting node %s: %w", node.Name, err)
+		}
+	}
+	r.step("deleted %d nodes", len(nodes.Items))
+
+	// Pods of deleted namespaces on deleted nodes have no kubelet left to confirm them.
+	if err := r.forceDeletePods(ctx, deleted); err != nil {
+		return err
+	}
+
+	for _, gvr := range []schema.GroupVersionResource{ec2NodeClassesGVR, kwokNodeClassGVR, overlaysGVR} {
+		if _, err := r.deleteAll(ctx, gvr, true); err != nil {
+			return err
+		}
+	}
+	r.step("deleted EC2NodeClasses, KWOKNodeClasses and NodeOverlays")
+
+	if r.ec2 != nil {
+		if err := r.ec2(ctx); err != nil {
+			return fmt.Errorf("resetting the EC2 emulator: %w", err)
+		}
+		r.step("reset the EC2 account: instances, volumes, ENIs, launch templates, billing, audit trail, policy, faults")
+	}
+	if r.after != nil {
+		if err := r.after(ctx); err != nil {
+			return err
+		}
+		r.step("restarted Karpenter and cleared bootstrap faults")
+	}
+	if r.history != nil {
+		if err := r.history(); err != nil {
+			return fmt.Errorf("truncating the evidence history: %w", err)
+		}
+		r.step("started a new evidence history")
+	}
+	return r.waitNamespacesGone(ctx, deleted, 2*time.Minute)
+}
+
+func (r *resetter) deleteDefaultWorkloads(ctx context.Context) error {
+	opts := metav1.DeleteOptions{}
+	list := metav1.ListOptions{}
+	apps := r.kube.AppsV1()
+	errs := []error{
+		apps.Deployments("default").DeleteCollection(ctx, opts, list),
+		apps.StatefulSets("default").DeleteCollection(ctx, opts, list),
+		apps.DaemonSets("default").DeleteCollection(ctx, opts, list),
+		apps.ReplicaSets("default").DeleteCollection(ctx, opts, list),
+		r.kube.BatchV1().Jobs("default").DeleteCollection(ctx, opts, list),
+		r.kube.PolicyV1().PodDisruptionBudgets("default").DeleteCollection(ctx, opts, list),
+		r.kube.CoreV1().Pods("default").DeleteCollection(ctx, opts, list),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("deleting workloads in namespace default: %w", err)
+	}
+	return nil
+}
+
+// deleteAll deletes every object of gvr (cluster-scoped); with force it first removes their
+// finalizers, so nothing waits on a controller. A missing CRD counts as nothing to delete.
+func (r *resetter) deleteAll(ctx context.Context, gvr schema.GroupVersionResource, force bool) (int, error) {
+	list, err := r.dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("listing %s: %w", gvr.Resource, err)
+	}
+	for _, item := range list.Items {
+		if force {
+			if err := r.stripFinalizers(ctx, gvr, item.GetName()); err != nil {
+				return 0, err
+			}
+		}
+		if err := r.dyn.Resource(gvr).Delete(ctx, item.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return 0, fmt.Errorf("deleting %s %s: %w", gvr.Resource, item.GetName(), err)
+		}
+	}
+	return len(list.Items), nil
+}
+
+func (r *resetter) stripFinalizers(ctx context.Context, gvr schema.GroupVersionResource, name string) error {
+	patch := []byte(`{"metadata":{"finalizers":null}}`)
+	_, err := r.dyn.Resource(gvr).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizers of %s %s: %w", gvr.Resource, name, err)
+	}
+	return nil
+}
+
+func (r *resetter) waitGone(ctx context.Context, gvr schema.GroupVersionResource, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		list, err := r.dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err == nil && len(list.Items) == 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+func (r *resetter) forceDeletePods(ctx context.Context, namespaces []string) error {
+	zero := int64(0)
+	for _, ns := range append(namespaces, "default") {
+		pods, err := r.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing pods in %s: %w", ns, err)
+		}
+		for _, p := range pods.Items {
+			err := r.kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting pod %s/%s: %w", ns, p.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *resetter) waitNamespacesGone(ctx context.Context, names []string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var left []string
+		for _, ns := range names {
+			if _, err := r.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+				left = append(left, ns)
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("namespaces %s are still terminating after %s", strings.Join(left, ", "), timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// Reset asks the running daemon to reset the lab, streaming its progress lines to status.
+func Reset(ctx context.Context, h Home, status io.Writer) error {
+	if _, err := h.daemonPID(); err != nil {
+		return err
+	}
+	st, err := h.ReadState()
+	if err != nil {
+		return fmt.Errorf("reading daemon state: %w", err)
+	}
+	if st.Phase != PhaseReady || st.ControlURL == "" {
+		return fmt.Errorf("the lab is %s, not ready; wait for karplab start to finish", st.Phase)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.ControlURL+"/reset", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("asking the daemon to reset: %w", err)
+	}
+	defer resp.Body.Close()
+	// The daemon streams progress lines and ends with a JSON result line.
+	var last string
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var line controlLine
+		if err := dec.Decode(&line); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("reading reset progress: %w", err)
+		}
+		if line.Progress != "" {
+			fmt.Fprint(status, line.Progress)
+		}
+		if line.Error != "" {
+			return errors.New(line.Error)
+		}
+		last = line.Done
+	}
+	if last == "" {
+		return errors.New("the daemon ended the reset without a result (see the daemon log)")
+	}
+	return nil
+}
+
+// controlLine is one line of a streamed control response.
+type controlLine struct {
+	Progress string `json:"progress,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Done     string `json:"done,omitempty"`
+}
+
+// lineWriter streams progress writes to the HTTP response as controlLines.
+type lineWriter struct {
+	enc *json.Encoder
+	fl  http.Flusher
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	if err := w.enc.Encode(controlLine{Progress: string(p)}); err != nil {
+		return 0, err
+	}
+	if w.fl != nil {
+		w.fl.Flush()
+	}
+	return len(p), nil
+}
