@@ -94,10 +94,10 @@ type daemon struct {
 	kubelet          func() *kubelet.Kubelet
 	restartKarpenter func(context.Context) error
 	resetMu          sync.Mutex
-	mu       sync.Mutex
-	state    State
-	services []*service
-	started  []*service
+	mu               sync.Mutex
+	state            State
+	services         []*service
+	started          []*service
 }
 
 // RunDaemon runs the lab in this process until ctx ends: it starts every service, publishes
