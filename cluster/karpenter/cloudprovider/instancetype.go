@@ -64,7 +64,7 @@ type instanceTypeProvider struct {
 // typeConfig is what, besides EC2's catalog, the built instance types depend on.
 type typeConfig struct {
 	Zones []Zone
-	Node  NodeConfig
+	Node  nodeConfig
 }
 
 func (p *instanceTypeProvider) catalog(ctx context.Context) (*catalog, error) {
@@ -204,7 +204,7 @@ func (p *instanceTypeProvider) newInstanceType(info ec2types.InstanceTypeInfo, c
 	for _, o := range offerings {
 		capacityTypes.Insert(o.CapacityType())
 	}
-	capacity, overhead := NodeResources(info, cfg.Node)
+	capacity, overhead := nodeResources(info, cfg.Node)
 	return &cloudprovider.InstanceType{
 		Name:         name,
 		Requirements: p.requirements(info, sets.List(zones), cfg.Zones, sets.List(capacityTypes)),

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
-	"sigs.k8s.io/karpenter/pkg/utils/resources"
 )
 
 // The node-size arithmetic of karpenter-provider-aws for AL2023 nodes, so Karpenter's
@@ -25,9 +24,9 @@ const (
 	nodeFSAvailable         = "nodefs.available"
 )
 
-// NodeConfig is what shapes a node beyond its instance type: the EC2NodeClass kubelet
+// nodeConfig is what shapes a node beyond its instance type: the EC2NodeClass kubelet
 // settings and root volume size. The zero value means AL2023 defaults.
-type NodeConfig struct {
+type nodeConfig struct {
 	MaxPods        *int32
 	PodsPerCore    *int32
 	KubeReserved   map[string]string
@@ -37,10 +36,10 @@ type NodeConfig struct {
 	RootVolumeSize *resource.Quantity
 }
 
-// NodeResources returns the capacity a kubelet on this instance type reports and the
-// overhead it keeps back (allocatable = capacity - overhead). The simulated kubelet uses it
-// to register Nodes that match what Karpenter predicted.
-func NodeResources(info ec2types.InstanceTypeInfo, cfg NodeConfig) (corev1.ResourceList, *cloudprovider.InstanceTypeOverhead) {
+// nodeResources returns the capacity a kubelet on this instance type reports and the
+// overhead it keeps back (allocatable = capacity - overhead). cluster/kubelet computes the
+// same figures for the Nodes it registers.
+func nodeResources(info ec2types.InstanceTypeInfo, cfg nodeConfig) (corev1.ResourceList, *cloudprovider.InstanceTypeOverhead) {
 	cpus := cpuQuantity(info)
 	mem := memoryQuantity(info)
 	storage := ephemeralStorage(cfg.RootVolumeSize)
@@ -58,11 +57,6 @@ func NodeResources(info ec2types.InstanceTypeInfo, cfg NodeConfig) (corev1.Resou
 		EvictionThreshold: evictionThreshold(mem, storage, cfg.EvictionHard),
 	}
 	return capacity, overhead
-}
-
-// Allocatable is capacity minus overhead, as the kubelet reports it.
-func Allocatable(capacity corev1.ResourceList, overhead *cloudprovider.InstanceTypeOverhead) corev1.ResourceList {
-	return resources.Subtract(capacity, overhead.Total())
 }
 
 func cpuQuantity(info ec2types.InstanceTypeInfo) *resource.Quantity {

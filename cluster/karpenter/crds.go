@@ -1,0 +1,79 @@
+package karpenter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	kwokapis "sigs.k8s.io/karpenter/kwok/apis"
+	coreapis "sigs.k8s.io/karpenter/pkg/apis"
+
+	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+)
+
+// fieldManager owns the CRDs in server-side apply.
+const fieldManager = "karplab"
+
+// CRDs returns the CRDs the lab installs: Karpenter core's (NodePool, NodeClaim,
+// NodeOverlay, CapacityBuffer, embedded in sigs.k8s.io/karpenter/pkg/apis), the EC2NodeClass
+// CRD and the kwok provider's KWOKNodeClass.
+func CRDs() []*apiextensionsv1.CustomResourceDefinition {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range coreapis.CRDs {
+		out = append(out, crd.DeepCopy())
+	}
+	out = append(out, apisv1.CRD())
+	for _, crd := range kwokapis.CRDs {
+		out = append(out, crd.DeepCopy())
+	}
+	return out
+}
+
+// InstallCRDs server-side applies CRDs() (so a newer lab updates an older cluster's CRDs)
+// and waits until each is Established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
+	client, err := apiextensions.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building apiextensions client: %w", err)
+	}
+	crds := CRDs()
+	for _, crd := range crds {
+		crd.APIVersion = apiextensionsv1.SchemeGroupVersion.String()
+		crd.Kind = "CustomResourceDefinition"
+		crd.ResourceVersion = ""
+		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+		body, err := json.Marshal(crd)
+		if err != nil {
+			return fmt.Errorf("encoding CRD %s: %w", crd.Name, err)
+		}
+		if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, crd.Name, types.ApplyPatchType, body,
+			metav1.PatchOptions{FieldManager: fieldManager, Force: new(true)}); err != nil {
+			return fmt.Errorf("applying CRD %s: %w", crd.Name, err)
+		}
+	}
+	for _, crd := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for CRD %s to be established: %w", crd.Name, err)
+		}
+	}
+	return nil
+}

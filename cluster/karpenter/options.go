@@ -1,0 +1,205 @@
+package karpenter
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Providers Run can start.
+const (
+	// ProviderEC2 is the lab's provider: EC2NodeClass NodePools, machines from the emulator.
+	ProviderEC2 = "ec2"
+	// ProviderKWOK is Karpenter's stock kwok provider (KWOKNodeClass, Nodes without EC2), for
+	// side-by-side comparison.
+	ProviderKWOK = "kwok"
+)
+
+// Options configure one Karpenter process. Args and ParseArgs turn them into the command
+// line of `karplab internal karpenter` and back, so the daemon's Supervisor and the child
+// agree on them.
+type Options struct {
+	// Provider is ProviderEC2 (default) or ProviderKWOK.
+	Provider string
+	// ClusterName tags resources kubernetes.io/cluster/<name>=owned; default "karplab".
+	ClusterName string
+	// Kubeconfig is the admin kubeconfig of the lab's API server; empty means $KUBECONFIG.
+	Kubeconfig string
+	// ClusterEndpoint is the API server URL written into node user data; empty means the
+	// kubeconfig's server.
+	ClusterEndpoint string
+	// ClusterDNS is the kubelet clusterDNS written into node user data (optional).
+	ClusterDNS []string
+	// Region is the EC2 region; empty means $AWS_REGION, else eu-west-2.
+	Region string
+	// BatchIdleDuration and BatchMaxDuration are Karpenter's provisioning batch window
+	// (defaults 1s and 10s, Karpenter's own).
+	BatchIdleDuration time.Duration
+	BatchMaxDuration  time.Duration
+	// MetricsPort and HealthProbePort: 0 (default) picks a free port, so two labs or a
+	// restarted child never collide.
+	MetricsPort     int
+	HealthProbePort int
+	// LeaderElection takes a Lease in LeaderElectionNamespace before reconciling. Off by
+	// default: the Supervisor runs exactly one child and kills it with its parent.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// LogLevel is Karpenter's: debug, info (default) or error.
+	LogLevel string
+	// FeatureGates is passed to Karpenter's --feature-gates as is (e.g. "SpotToSpotConsolidation=true").
+	FeatureGates string
+	// GCMinAge and GCPeriod tune the leaked-instance collector (defaults 30s and 10s/2m).
+	GCMinAge time.Duration
+	GCPeriod time.Duration
+
+	// Logger receives Run's own messages (Karpenter logs to stdout itself); not a flag.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Provider == "" {
+		o.Provider = ProviderEC2
+	}
+	if o.ClusterName == "" {
+		o.ClusterName = "karplab"
+	}
+	if o.BatchIdleDuration == 0 {
+		o.BatchIdleDuration = time.Second
+	}
+	if o.BatchMaxDuration == 0 {
+		o.BatchMaxDuration = 10 * time.Second
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	if o.LeaderElectionNamespace == "" {
+		o.LeaderElectionNamespace = "kube-system"
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch o.Provider {
+	case ProviderEC2, ProviderKWOK:
+	default:
+		return fmt.Errorf("unknown provider %q: want %q or %q", o.Provider, ProviderEC2, ProviderKWOK)
+	}
+	switch o.LogLevel {
+	case "debug", "info", "error":
+	default:
+		return fmt.Errorf("unknown log level %q: want debug, info or error", o.LogLevel)
+	}
+	if o.BatchIdleDuration < 0 || o.BatchMaxDuration < o.BatchIdleDuration {
+		return fmt.Errorf("batch window: idle %s, max %s: want 0 <= idle <= max", o.BatchIdleDuration, o.BatchMaxDuration)
+	}
+	return nil
+}
+
+func (o *Options) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("karpenter", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.Provider, "provider", o.Provider, "ec2 or kwok")
+	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "cluster name")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig path")
+	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", o.ClusterEndpoint, "API server URL for nodes")
+	fs.Func("cluster-dns", "kubelet clusterDNS (comma separated)", func(s string) error {
+		o.ClusterDNS = splitList(s)
+		return nil
+	})
+	fs.StringVar(&o.Region, "region", o.Region, "EC2 region")
+	fs.DurationVar(&o.BatchIdleDuration, "batch-idle-duration", o.BatchIdleDuration, "batch idle duration")
+	fs.DurationVar(&o.BatchMaxDuration, "batch-max-duration", o.BatchMaxDuration, "batch max duration")
+	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "metrics port (0: any)")
+	fs.IntVar(&o.HealthProbePort, "health-probe-port", o.HealthProbePort, "health probe port (0: any)")
+	fs.BoolVar(&o.LeaderElection, "leader-election", o.LeaderElection, "use leader election")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "lease namespace")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info or error")
+	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "Karpenter feature gates")
+	fs.DurationVar(&o.GCMinAge, "gc-min-age", o.GCMinAge, "leaked instance minimum age")
+	fs.DurationVar(&o.GCPeriod, "gc-period", o.GCPeriod, "leaked instance sweep period")
+	return fs
+}
+
+// ParseArgs reads the flags Args writes.
+func ParseArgs(args []string) (Options, error) {
+	var o Options
+	fs := o.flagSet()
+	if err := fs.Parse(args); err != nil {
+		return Options{}, fmt.Errorf("parsing karpenter flags: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return Options{}, fmt.Errorf("parsing karpenter flags: unexpected argument %q", fs.Arg(0))
+	}
+	return o, nil
+}
+
+// Args renders the options as flags ParseArgs reads back; zero values are left out.
+func (o Options) Args() []string {
+	var args []string
+	add := func(name, value string) { args = append(args, "--"+name+"="+value) }
+	str := func(name, value string) {
+		if value != "" {
+			add(name, value)
+		}
+	}
+	dur := func(name string, d time.Duration) {
+		if d != 0 {
+			add(name, d.String())
+		}
+	}
+	num := func(name string, n int) {
+		if n != 0 {
+			add(name, strconv.Itoa(n))
+		}
+	}
+	str("provider", o.Provider)
+	str("cluster-name", o.ClusterName)
+	str("kubeconfig", o.Kubeconfig)
+	str("cluster-endpoint", o.ClusterEndpoint)
+	str("cluster-dns", strings.Join(o.ClusterDNS, ","))
+	str("region", o.Region)
+	dur("batch-idle-duration", o.BatchIdleDuration)
+	dur("batch-max-duration", o.BatchMaxDuration)
+	num("metrics-port", o.MetricsPort)
+	num("health-probe-port", o.HealthProbePort)
+	if o.LeaderElection {
+		add("leader-election", "true")
+	}
+	str("leader-election-namespace", o.LeaderElectionNamespace)
+	str("log-level", o.LogLevel)
+	str("feature-gates", o.FeatureGates)
+	dur("gc-min-age", o.GCMinAge)
+	dur("gc-period", o.GCPeriod)
+	return args
+}
+
+// karpenterArgs is the command line Karpenter's operator parses from os.Args[1:].
+func (o Options) karpenterArgs() []string {
+	args := []string{
+		"--metrics-port=" + strconv.Itoa(o.MetricsPort),
+		"--health-probe-port=" + strconv.Itoa(o.HealthProbePort),
+		"--batch-idle-duration=" + o.BatchIdleDuration.String(),
+		"--batch-max-duration=" + o.BatchMaxDuration.String(),
+		"--log-level=" + o.LogLevel,
+		"--disable-leader-election=" + strconv.FormatBool(!o.LeaderElection),
+		"--leader-election-namespace=" + o.LeaderElectionNamespace,
+	}
+	if o.FeatureGates != "" {
+		args = append(args, "--feature-gates="+o.FeatureGates)
+	}
+	return args
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

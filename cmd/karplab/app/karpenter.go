@@ -1,0 +1,37 @@
+package app
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/karplab/karplab/cluster/karpenter"
+)
+
+// internalCommand holds the commands the daemon re-executes itself with; users never type them.
+func internalCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "internal",
+		Usage:  "commands the lab runs as its own child processes",
+		Hidden: true,
+		Subcommands: []*cli.Command{{
+			Name:      "karpenter",
+			Usage:     "run Karpenter's controllers with the lab's cloud provider until SIGTERM",
+			ArgsUsage: "[--provider ec2|kwok] [--kubeconfig PATH] [--cluster-name NAME] [--batch-idle-duration D] ...",
+			// The flags are package karpenter's (Options.Args renders them for the Supervisor).
+			SkipFlagParsing: true,
+			Action: func(c *cli.Context) error {
+				opts, err := karpenter.ParseArgs(c.Args().Slice())
+				if err != nil {
+					return &exitError{code: ExitError, err: err}
+				}
+				opts.Logger = logger(c)
+				ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				return karpenter.Run(ctx, opts)
+			},
+		}},
+	}
+}
