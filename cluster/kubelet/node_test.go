@@ -255,10 +255,20 @@ func TestBuildNodeErrors(t *testing.T) {
 }
 
 func TestNodeResources(t *testing.T) {
+	// Shaped like a p4d.24xlarge: four network cards of 15 ENIs, the VPC CNI uses the default one.
 	big := ec2types.InstanceTypeInfo{
 		VCpuInfo:   &ec2types.VCpuInfo{DefaultVCpus: aws.Int32(96)},
-		MemoryInfo: &ec2types.MemoryInfo{SizeInMiB: aws.Int64(393216)},
+		MemoryInfo: &ec2types.MemoryInfo{SizeInMiB: aws.Int64(1179648)},
 		GpuInfo:    &ec2types.GpuInfo{Gpus: []ec2types.GpuDeviceInfo{{Manufacturer: aws.String("NVIDIA"), Count: aws.Int32(8)}}},
+		NetworkInfo: &ec2types.NetworkInfo{
+			MaximumNetworkInterfaces:  aws.Int32(60),
+			Ipv4AddressesPerInterface: aws.Int32(50),
+			DefaultNetworkCardIndex:   aws.Int32(0),
+			NetworkCards: []ec2types.NetworkCardInfo{
+				{NetworkCardIndex: aws.Int32(0), MaximumNetworkInterfaces: aws.Int32(15)},
+				{NetworkCardIndex: aws.Int32(1), MaximumNetworkInterfaces: aws.Int32(15)},
+			},
+		},
 	}
 	tests := []struct {
 		name            string
@@ -274,10 +284,16 @@ func TestNodeResources(t *testing.T) {
 			wantAlloc: quantities("cpu", "1930m", "memory", "6903Mi", "ephemeral-storage", "17Gi", "pods", "29"),
 		},
 		{
-			// CPU reserve 60+10+10+(92 cores * 2.5m) = 310m; memory 393216 - 29492 = 363724Mi.
+			name: "m5.large with maxPods 110: kube-reserved still counts the 29 ENI-limited pods", it: m5Large(), arch: "amd64", maxPods: 110,
+			wantCap:   quantities("cpu", "2", "memory", "7577Mi", "ephemeral-storage", "20Gi", "pods", "110"),
+			wantAlloc: quantities("cpu", "1930m", "memory", "6903Mi", "ephemeral-storage", "17Gi", "pods", "110"),
+		},
+		{
+			// CPU reserve 60+10+10+(92 cores * 2.5m) = 310m; memory 1179648 - 88474 = 1091174Mi;
+			// 15*(50-1)+2 = 737 pods, kube-reserved 11*737+255 = 8362Mi.
 			name: "96 vCPU GPU type", it: big, arch: "amd64", maxPods: 737, rootGi: 100,
-			wantCap:   quantities("cpu", "96", "memory", "363724Mi", "ephemeral-storage", "100Gi", "pods", "737", "nvidia.com/gpu", "8"),
-			wantAlloc: quantities("cpu", "95690m", "memory", "355262Mi", "ephemeral-storage", "89Gi", "pods", "737", "nvidia.com/gpu", "8"),
+			wantCap:   quantities("cpu", "96", "memory", "1091174Mi", "ephemeral-storage", "100Gi", "pods", "737", "nvidia.com/gpu", "8"),
+			wantAlloc: quantities("cpu", "95690m", "memory", "1082712Mi", "ephemeral-storage", "89Gi", "pods", "737", "nvidia.com/gpu", "8"),
 		},
 	}
 	for _, tt := range tests {

@@ -108,8 +108,9 @@ func nodeResources(it ec2types.InstanceTypeInfo, arch string, maxPods int32, roo
 
 	allocatable = capacity.DeepCopy()
 	allocatable[corev1.ResourceCPU] = *resource.NewMilliQuantity(cpuMilli-kubeReservedCPUMilli(cpuMilli), resource.DecimalSI)
-	// kube-reserved memory 11Mi per pod + 255Mi, eviction-hard memory.available 100Mi.
-	allocatable[corev1.ResourceMemory] = *resource.NewQuantity(memMiB*mi-(11*int64(maxPods)+255)*mi-100*mi, resource.BinarySI)
+	// kube-reserved memory is 11Mi per pod + 255Mi, counting the ENI-limited pods whatever
+	// maxPods says (as nodeadm does on AL2023); eviction-hard memory.available is 100Mi.
+	allocatable[corev1.ResourceMemory] = *resource.NewQuantity(memMiB*mi-(11*int64(eniMaxPods(it))+255)*mi-100*mi, resource.BinarySI)
 	// kube-reserved ephemeral-storage 1Gi, eviction-hard nodefs.available 10%.
 	evict := int64(math.Ceil(float64(storage) / 100 * 10))
 	allocatable[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(storage-gi-evict, resource.BinarySI)
