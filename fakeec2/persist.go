@@ -52,7 +52,8 @@ type persister struct {
 	exit  chan struct{}
 }
 
-var closedErrChan = func() chan error { c := make(chan error, 1); c <- nil; return c }()
+// closedErrChan yields nil at once, forever: the answer when there is nothing to wait for.
+var closedErrChan = func() chan error { c := make(chan error); close(c); return c }()
 
 func openPersister(dir string) (*persister, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
