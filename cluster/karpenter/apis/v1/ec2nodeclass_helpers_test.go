@@ -5,6 +5,7 @@ import (
 
 	"github.com/awslabs/operatorpkg/status"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -129,5 +130,29 @@ func TestStatusConditions(t *testing.T) {
 	want := status.Condition{Type: status.ConditionReady, Status: metav1.ConditionFalse, Reason: "UnhealthyDependents", Message: "SubnetsReady=False", ObservedGeneration: 1}
 	if diff := cmp.Diff(want, *root, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".LastTransitionTime" }, cmp.Ignore())); diff != "" {
 		t.Errorf("Ready (-want +got):\n%s", diff)
+	}
+}
+
+func TestAMIFor(t *testing.T) {
+	req := func(op corev1.NodeSelectorOperator, values ...string) []corev1.NodeSelectorRequirement {
+		return []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: op, Values: values}}
+	}
+	nc := &v1.EC2NodeClass{Status: v1.EC2NodeClassStatus{AMIs: []v1.AMI{
+		{ID: "ami-x86", Requirements: req(corev1.NodeSelectorOpIn, "amd64")},
+		{ID: "ami-notx86", Requirements: req(corev1.NodeSelectorOpNotIn, "amd64")},
+		{ID: "ami-any"},
+	}}}
+	for _, tc := range []struct{ arch, want string }{
+		{"amd64", "ami-x86"},
+		{"arm64", "ami-notx86"},
+		{"s390x", "ami-notx86"},
+	} {
+		got, ok := nc.AMIFor(tc.arch)
+		if !ok || got.ID != tc.want {
+			t.Errorf("AMIFor(%s) = %s, %v; want %s", tc.arch, got.ID, ok, tc.want)
+		}
+	}
+	if _, ok := (&v1.EC2NodeClass{}).AMIFor("amd64"); ok {
+		t.Error("AMIFor found an AMI in an unresolved node class")
 	}
 }
