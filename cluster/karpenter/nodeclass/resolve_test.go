@@ -36,9 +36,7 @@ var now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 // pointed at it (one attempt per call, so injected failures show at once).
 func emulator(t *testing.T) (*fakeec2.Server, *ec2.Client) {
 	t.Helper()
-	// StateDir: in-memory servers (no StateDir) hang on their second durable wait in a
-	// process (fakeec2's closedErrChan holds one value and is never closed).
-	srv, err := fakeec2.New(fakeec2.Options{StateDir: t.TempDir()})
+	srv, err := fakeec2.New(fakeec2.Options{})
 	if err != nil {
 		t.Fatalf("starting emulator: %v", err)
 	}
