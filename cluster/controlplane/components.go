@@ -72,22 +72,31 @@ func (cp *ControlPlane) controllerHealth(ctx context.Context, url, lease string)
 	return true, fmt.Sprintf("leader %s, lease renewed %s ago", *l.Spec.HolderIdentity, age)
 }
 
-// probe GETs url with the admin certificate and reports whether it answered 200.
+// probe GETs url and reports whether it answered 200, with the body or the failure.
 func (cp *ControlPlane) probe(ctx context.Context, url string) (bool, string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	code, body, err := cp.get(ctx, url)
 	if err != nil {
 		return false, err.Error()
+	}
+	if code != http.StatusOK {
+		return false, fmt.Sprintf("status %d: %s", code, lastLines(body, 5))
+	}
+	return true, strings.TrimSpace(body)
+}
+
+// get GETs url with the admin certificate, trusting only the cluster CA.
+func (cp *ControlPlane) get(ctx context.Context, url string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
 	}
 	resp, err := cp.httpClient().Do(req)
 	if err != nil {
-		return false, err.Error()
+		return 0, "", err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Sprintf("status %d: %s", resp.StatusCode, lastLines(string(body), 5))
-	}
-	return true, strings.TrimSpace(string(body))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, string(body), err
 }
 
 func (cp *ControlPlane) httpClient() *http.Client {

@@ -8,11 +8,30 @@ import (
 
 	"github.com/spf13/pflag"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/tools/cache"
 	kcmapp "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	kcmoptions "k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 )
 
 const controllerManagerLease = "kube-controller-manager"
+
+// kcmInformerName is the process-global informer name the controller manager reserves
+// while its controllers run (client-go's informer-name registry).
+const kcmInformerName = "kube-controller-manager"
+
+// controllerManagerGone reports whether no controller manager of this process holds its
+// informer name. Its app.Run returns before the controllers stopped (its leader election
+// does not wait for them); they are gone once the shared informer factory has shut down
+// and released the name. A controller manager stopped while still building its
+// controllers never releases it, and then none can start again in this process.
+func controllerManagerGone() bool {
+	n, err := cache.NewInformerName(kcmInformerName)
+	if err != nil {
+		return false
+	}
+	n.Release()
+	return true
+}
 
 func controllerManagerFlags(p *pki, kubeconfigPath string) []string {
 	return []string{

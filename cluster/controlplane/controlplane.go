@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,8 +99,9 @@ type ControlPlane struct {
 const readyTimeout = 3 * time.Minute
 
 // Start brings the control plane up on cfg.DataDir and returns once the API server answers
-// /readyz, the scheduler and the controller manager hold their leader leases and the
-// ServiceAccount "default" exists in namespace "default" (so pods can be created).
+// /readyz, the scheduler and the controller manager hold their leader leases, the
+// scheduler is ready, the controller manager's controllers run, and the ServiceAccount
+// "default" exists in namespace "default" (so pods can be created).
 //
 // ctx bounds startup only (default limit 3 minutes); the control plane runs until Stop.
 // Start fails with ErrDataDirInUse if another control plane runs on the directory, and
@@ -240,6 +242,9 @@ func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
 		return err
 	}
 	cp.schedID = schedID
+	if !controllerManagerGone() {
+		return errors.New("a kube-controller-manager of an earlier Start in this process never finished stopping (it was stopped while starting); restart the process")
+	}
 	runKCM, err := newControllerManager(ctlCtx, cp.pki, kcmKubeconfig, kcmLn)
 	if err != nil {
 		return err
@@ -324,16 +329,28 @@ func (cp *ControlPlane) deleteStaleLeases(ctx context.Context) error {
 	return nil
 }
 
+// waitControllers waits until both hold their leases, the scheduler reports ready (caches
+// and event handlers synced), the controller manager has built and started every
+// controller, and ServiceAccount default/default exists.
 func (cp *ControlPlane) waitControllers(ctx context.Context) error {
-	return poll(ctx, cp, "scheduler and controller-manager leases and the default ServiceAccount", func(ctx context.Context) (bool, string) {
+	return poll(ctx, cp, "kube-scheduler and kube-controller-manager", func(ctx context.Context) (bool, string) {
 		leases := cp.client.CoordinationV1().Leases(metav1.NamespaceSystem)
 		l, err := leases.Get(ctx, schedulerLease, metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != cp.schedID {
 			return false, fmt.Sprintf("kube-scheduler does not hold lease %s", schedulerLease)
 		}
+		if ok, why := cp.probe(ctx, cp.schedURL+"/readyz"); !ok {
+			return false, "kube-scheduler not ready: " + why
+		}
 		l, err = leases.Get(ctx, controllerManagerLease, metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 			return false, fmt.Sprintf("kube-controller-manager does not hold lease %s", controllerManagerLease)
+		}
+		// The controllers' health checks are registered once all of them are built, just
+		// before they start. (On a restart default/default already exists, so the
+		// ServiceAccount alone does not prove the controllers run.)
+		if _, body, _ := cp.get(ctx, cp.kcmURL+"/healthz?verbose"); !strings.Contains(body, "serviceaccount-controller") {
+			return false, "kube-controller-manager controllers not started yet"
 		}
 		if _, err := cp.client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
 			return false, fmt.Sprintf("no ServiceAccount default/default yet: %v", err)
@@ -413,6 +430,14 @@ func (cp *ControlPlane) stop() error {
 		cp.stopControllers()
 		if !waitTimeout(&cp.controllers, 30*time.Second) {
 			errs = append(errs, errors.New("kube-scheduler or kube-controller-manager still running 30s after stop"))
+		}
+		// Let the controllers finish against a live API server (they get 10s upstream).
+		deadline := time.Now().Add(20 * time.Second)
+		for !controllerManagerGone() && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !controllerManagerGone() {
+			errs = append(errs, errors.New("kube-controller-manager controllers still running 20s after stop"))
 		}
 	}
 	if cp.stopAPI != nil {
