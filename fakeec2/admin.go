@@ -200,6 +200,7 @@ func (s *Server) Reset() error {
 		s.remove(bucketAudit, beUint64(e.Seq))
 	}
 	s.audit = nil
+	s.resetIdempotency()
 	s.resetMaps(false)
 	s.saveMeta()
 	wait := s.flushLocked()

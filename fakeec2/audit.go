@@ -17,6 +17,9 @@ type AuditEvent struct {
 	Parameters map[string]string `json:"parameters,omitempty"`
 	ReadOnly   bool              `json:"readOnly"`
 	DryRun     bool              `json:"dryRun,omitempty"`
+	// Replay marks a call that repeated an earlier ClientToken: it was answered with the
+	// earlier result and changed nothing.
+	Replay bool `json:"replay,omitempty"`
 	// Result: the resources the call created or terminated, or its error.
 	Created      []string `json:"created,omitempty"`
 	Terminated   []string `json:"terminated,omitempty"`

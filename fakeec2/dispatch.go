@@ -18,6 +18,8 @@ type call struct {
 	dryRun    bool
 	event     *AuditEvent
 	wait      <-chan error // the handler's writes reach disk when this yields
+	idemKey   string       // set for a mutating call with a ClientToken
+	replay    []byte       // the stored answer when this call repeats a ClientToken
 }
 
 type handlerFunc func(s *Server, c *call) (wireResponse, *APIError)
@@ -92,11 +94,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, apiErr := s.handle(r, c)
 	var out []byte
 	status := http.StatusOK
-	if apiErr == nil {
+	switch {
+	case apiErr == nil && c.replay != nil:
+		out = c.replay
+	case apiErr == nil:
 		var err error
 		out, err = marshalResponse(c.action, reqID, body)
 		if err != nil {
 			apiErr = errInternal("encoding the response: %v", err)
+		} else if c.idemKey != "" {
+			s.rememberIdempotent(c.idemKey, reqID, out)
 		}
 	}
 	if apiErr != nil {
@@ -182,6 +189,16 @@ func (s *Server) handle(r *http.Request, c *call) (wireResponse, *APIError) {
 	}
 	if dry && !spec.mutating {
 		return nil, errDryRun()
+	}
+	if tok := q.str("ClientToken"); tok != "" && spec.mutating && !dry {
+		// EC2 answers a repeated ClientToken with the first call's result and does nothing
+		// again; SDK retries rely on it.
+		c.idemKey = c.action + "\x00" + c.caller + "\x00" + tok
+		if prev, ok := s.idempotentAnswer(c.idemKey, c.requestID); ok {
+			c.replay = prev
+			c.event.Replay = true
+			return nil, nil
+		}
 	}
 	s.advanceIfDue(c.now)
 	return spec.fn(s, c)

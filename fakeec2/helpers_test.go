@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -99,8 +100,18 @@ func newClient(t testing.TB, url, accessKey string, optFns ...func(*ec2.Options)
 	}}, optFns...)...)
 }
 
-// noRetry makes faults visible on the first attempt.
-func noRetry(o *ec2.Options) { o.RetryMaxAttempts = 1 }
+// noRetry makes faults visible on the first attempt: API errors (throttling, capacity)
+// are not retried. Connection errors still are: smithy-go's request body wrapper returns
+// io.EOF from WriteTo once the SDK has closed it, and when a server answers within
+// microseconds (a local one) Go's transport sees that as a write error and drops the
+// connection under the response being read. The emulator's ClientToken idempotency makes
+// those retries harmless.
+func noRetry(o *ec2.Options) {
+	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+		so.Retryables = []retry.IsErrorRetryable{retry.NoRetryCanceledError{}, retry.RetryableConnectionError{}}
+		so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return time.Millisecond, nil })
+	})
+}
 
 func errCode(err error) string {
 	var ae smithy.APIError

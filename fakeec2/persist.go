@@ -28,7 +28,7 @@ const (
 )
 
 var allBuckets = []string{bucketInstances, bucketVolumes, bucketENIs, bucketTemplates, bucketVPCs,
-	bucketSubnets, bucketGroups, bucketImages, bucketFleets, bucketLedger, bucketAudit, bucketMeta}
+	bucketSubnets, bucketGroups, bucketImages, bucketFleets, bucketLedger, bucketAudit, bucketMeta, bucketIdempotency}
 
 // op is one record write (val nil deletes the key).
 type op struct {
@@ -111,6 +111,9 @@ func (p *persister) loop() {
 			for _, b := range group {
 				for _, o := range b.ops {
 					bk := tx.Bucket([]byte(o.bucket))
+					if bk == nil {
+						return fmt.Errorf("writing %s/%s: no such bucket", o.bucket, o.key)
+					}
 					var err error
 					if o.val == nil {
 						err = bk.Delete([]byte(o.key))

@@ -465,3 +465,38 @@ func TestIntegrationRestart(t *testing.T) {
 		t.Errorf("new instance reused ID %s", id)
 	}
 }
+
+// TestIntegrationClientTokenIdempotency: a repeated ClientToken (an SDK retry) gets the
+// first answer and launches nothing more, across a restart too.
+func TestIntegrationClientTokenIdempotency(t *testing.T) {
+	e := newEnv(t, func(o *fakeec2.Options) { o.StateDir = t.TempDir() })
+	subnets, groups, amd64, _ := e.discover()
+	e.createTemplate("idem", amd64, groups, true, ec2types.LaunchTemplateHttpTokensStateRequired)
+	in := &ec2.CreateFleetInput{Type: ec2types.FleetTypeInstant, ClientToken: aws.String("token-1"),
+		LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateName: aws.String("idem"), Version: aws.String("$Latest")},
+			Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{override("m5.large", subnets[0])}}},
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: aws.Int32(1), DefaultTargetCapacityType: "on-demand"}}
+	first, err := e.ec2.CreateFleet(e.ctx, in)
+	e.must(err)
+	e.restart()
+	second, err := e.ec2.CreateFleet(e.ctx, in)
+	e.must(err)
+	if first.Instances[0].InstanceIds[0] != second.Instances[0].InstanceIds[0] || aws.ToString(first.FleetId) != aws.ToString(second.FleetId) {
+		t.Errorf("replayed CreateFleet answered %v, first %v", second.Instances, first.Instances)
+	}
+	if n := len(e.describe()); n != 1 {
+		t.Errorf("%d instances after a replayed CreateFleet, want 1", n)
+	}
+	ev, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Action: "CreateFleet"})
+	e.must(err)
+	if len(ev) != 2 || ev[0].Replay || !ev[1].Replay || len(ev[1].Created) != 0 {
+		t.Errorf("audit of the replay: %+v", ev)
+	}
+	in.ClientToken = aws.String("token-2")
+	third, err := e.ec2.CreateFleet(e.ctx, in)
+	e.must(err)
+	if third.Instances[0].InstanceIds[0] == first.Instances[0].InstanceIds[0] {
+		t.Errorf("a new token replayed the old answer")
+	}
+}

@@ -93,6 +93,11 @@ type Server struct {
 	deadlines deadlineHeap
 	throttleN map[string]uint64 // requests seen per throttle fault
 
+	idemMu    sync.Mutex
+	idem      map[string]*idempotentRecord
+	idemOrder []string
+	idemSeq   uint64
+
 	auditMu  sync.RWMutex
 	audit    []*AuditEvent
 	auditSeq uint64
@@ -146,6 +151,7 @@ func New(opts Options) (*Server, error) {
 		s.typeNames = append(s.typeNames, it.Name)
 	}
 	s.resetMaps(true)
+	s.idem = map[string]*idempotentRecord{}
 
 	if opts.StateDir != "" {
 		p, err := openPersister(opts.StateDir)
@@ -241,6 +247,7 @@ func (s *Server) load() (seeded bool, err error) {
 		loadJSON(p, bucketFleets, func(r *fleet) { s.fleets[r.ID] = r }),
 		loadJSON(p, bucketLedger, func(r *LedgerEntry) { s.ledger[r.ResourceID] = r }),
 		loadJSON(p, bucketAudit, func(r *AuditEvent) { s.audit = append(s.audit, r) }),
+		s.loadIdempotency(),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return false, err

@@ -1,0 +1,82 @@
+package fakeec2
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// maxIdempotencyEntries bounds the remembered ClientTokens (oldest forgotten first).
+const maxIdempotencyEntries = 20000
+
+const bucketIdempotency = "idempotency"
+
+type idempotentRecord struct {
+	Seq       uint64 `json:"seq"`
+	Key       string `json:"key"`
+	RequestID string `json:"requestId"`
+	Body      []byte `json:"body"`
+}
+
+// idempotentAnswer returns the stored answer for key, re-stamped with requestID.
+func (s *Server) idempotentAnswer(key, requestID string) ([]byte, bool) {
+	s.idemMu.Lock()
+	defer s.idemMu.Unlock()
+	rec, ok := s.idem[key]
+	if !ok {
+		return nil, false
+	}
+	return bytes.Replace(rec.Body, []byte(rec.RequestID), []byte(requestID), 1), true
+}
+
+// rememberIdempotent stores a successful mutating answer under its ClientToken key. It is
+// queued for disk before the response is released (ServeHTTP waits on the audit record,
+// queued after it), so a retry after a crash still finds it.
+func (s *Server) rememberIdempotent(key, requestID string, body []byte) {
+	s.idemMu.Lock()
+	defer s.idemMu.Unlock()
+	s.idemSeq++
+	rec := &idempotentRecord{Seq: s.idemSeq, Key: key, RequestID: requestID, Body: body}
+	s.idem[key] = rec
+	s.idemOrder = append(s.idemOrder, key)
+	ops := []op{}
+	if s.persist != nil {
+		b, _ := json.Marshal(rec) // plain data: cannot fail
+		ops = append(ops, op{bucket: bucketIdempotency, key: key, val: b})
+	}
+	for len(s.idemOrder) > maxIdempotencyEntries {
+		old := s.idemOrder[0]
+		s.idemOrder = s.idemOrder[1:]
+		delete(s.idem, old)
+		if s.persist != nil {
+			ops = append(ops, op{bucket: bucketIdempotency, key: old})
+		}
+	}
+	s.persist.enqueue(ops)
+}
+
+func (s *Server) loadIdempotency() error {
+	var recs []*idempotentRecord
+	if err := loadJSON(s.persist, bucketIdempotency, func(r *idempotentRecord) { recs = append(recs, r) }); err != nil {
+		return err
+	}
+	bySeq(recs, func(r *idempotentRecord) uint64 { return r.Seq })
+	for _, r := range recs {
+		s.idem[r.Key] = r
+		s.idemOrder = append(s.idemOrder, r.Key)
+		if r.Seq > s.idemSeq {
+			s.idemSeq = r.Seq
+		}
+	}
+	return nil
+}
+
+// resetIdempotency forgets every token; callers hold s.mu (for the pending ops).
+func (s *Server) resetIdempotency() {
+	s.idemMu.Lock()
+	defer s.idemMu.Unlock()
+	for _, k := range s.idemOrder {
+		s.remove(bucketIdempotency, k)
+	}
+	s.idem = map[string]*idempotentRecord{}
+	s.idemOrder = nil
+}
