@@ -11,21 +11,18 @@ import (
 // ec2Namespace is the xmlns of every EC2 response of API version 2016-11-15.
 const ec2Namespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
 
-// WireHeader is embedded in every EC2 response body: the root element's name
-// (<ActionResponse xmlns=...>) and the requestId child. It is exported only because
-// encoding/xml cannot read an unexported embedded struct; callers have no use for it.
+// WireHeader is embedded in every EC2 response body: the requestId child. It is exported
+// only because encoding/xml cannot read an unexported embedded struct; callers have no use
+// for it. (The root element, <ActionResponse xmlns=...>, is named by marshalResponse:
+// encoding/xml does not resolve an XMLName promoted from an embedded struct.)
 type WireHeader struct {
-	XMLName   xml.Name
 	RequestID string `xml:"requestId"`
 }
 
-func (h *WireHeader) setHeader(action, requestID string) {
-	h.XMLName = xml.Name{Space: ec2Namespace, Local: action + "Response"}
-	h.RequestID = requestID
-}
+func (h *WireHeader) setHeader(requestID string) { h.RequestID = requestID }
 
 // wireResponse is a response body that can be named for its action.
-type wireResponse interface{ setHeader(action, requestID string) }
+type wireResponse interface{ setHeader(requestID string) }
 
 // plainResponse is the body of calls that answer only <return>true</return>.
 type plainResponse struct {
@@ -45,10 +42,12 @@ type xmlErrorBody struct {
 }
 
 func marshalResponse(action, requestID string, body wireResponse) ([]byte, error) {
-	body.setHeader(action, requestID)
+	body.setHeader(requestID)
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
-	if err := xml.NewEncoder(&buf).Encode(body); err != nil {
+	start := xml.StartElement{Name: xml.Name{Local: action + "Response"},
+		Attr: []xml.Attr{{Name: xml.Name{Local: "xmlns"}, Value: ec2Namespace}}}
+	if err := xml.NewEncoder(&buf).EncodeElement(body, start); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
