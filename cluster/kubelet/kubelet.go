@@ -61,6 +61,10 @@ type Options struct {
 	// KubeAPIQPS and KubeAPIBurst limit each node's kubelet client. Default 50 and 100, the kubelet's.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// ManageKWOKProviderNodes also runs one kwok controller for the Nodes that Karpenter's own
+	// kwok provider creates (label kwok.x-k8s.io/node=fake), for `karplab start --provider kwok`.
+	// Those Nodes have no EC2 instance; this fleet never registers such a Node itself.
+	ManageKWOKProviderNodes bool
 	// Logger receives lifecycle lines (Info: registered, stopped; Warn: bootstrap failures;
 	// Debug: kwok's detail). Default: discard.
 	Logger *slog.Logger
@@ -236,6 +240,11 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		wg.Wait()
 	}()
 	wg.Go(func() { k.runCloudNodeLifecycle(ctx) })
+	if k.opts.ManageKWOKProviderNodes {
+		if err := k.startKWOKProviderController(ctx); err != nil {
+			return err
+		}
+	}
 
 	k.log.Info("simulated kubelet fleet started", "cluster", k.opts.ClusterName, "poll", k.opts.PollInterval)
 	t := time.NewTicker(k.opts.PollInterval)
@@ -450,6 +459,34 @@ func (k *Kubelet) startKubelet(ctx context.Context, inst ec2types.Instance, node
 	return nil
 }
 
+// KWOKProviderNodeSelector selects the Nodes of Karpenter's kwok provider.
+const KWOKProviderNodeSelector = "kwok.x-k8s.io/node=fake"
+
+// startKWOKProviderController starts the kwok controller of Karpenter's kwok provider's Nodes.
+func (k *Kubelet) startKWOKProviderController(ctx context.Context) error {
+	cfg := rest.CopyConfig(k.opts.RESTConfig)
+	cfg.QPS, cfg.Burst = 4*k.opts.KubeAPIQPS, 4*k.opts.KubeAPIBurst
+	cfg.UserAgent = "kwok-controller karplab"
+	client, err := kubernetes.NewForConfigAndClient(cfg, k.httpClient)
+	if err != nil {
+		return fmt.Errorf("kubelet: building the kwok provider client: %w", err)
+	}
+	err = startKwok(ctx, kwokNode{
+		Name:          "karplab-kwok-provider",
+		PodCIDR:       "10.128.0.0/12",
+		LeaseDuration: k.opts.NodeLeaseDuration,
+		Client:        client,
+		Stages:        k.stages,
+		Logger:        k.kwokLog.With("controller", "kwok-provider"),
+		LabelSelector: KWOKProviderNodeSelector,
+	})
+	if err != nil {
+		return fmt.Errorf("kubelet: %w", err)
+	}
+	k.log.Info("kwok manages the kwok provider's nodes", "selector", KWOKProviderNodeSelector)
+	return nil
+}
+
 // nodeClient is the API client of one node's kubelet.
 func (k *Kubelet) nodeClient(name, arch string) (kubernetes.Interface, error) {
 	cfg := rest.CopyConfig(k.opts.RESTConfig)
@@ -463,14 +500,15 @@ func (k *Kubelet) nodeClient(name, arch string) (kubernetes.Interface, error) {
 	return c, nil
 }
 
-// instanceType describes an instance type once and caches it.
+// instanceType describes an instance type once and caches it. The lock is held across the
+// call so a burst of launches of one type asks EC2 once.
 func (k *Kubelet) instanceType(ctx context.Context, name string) (ec2types.InstanceTypeInfo, error) {
 	k.typesMu.Lock()
-	it, ok := k.types[name]
-	k.typesMu.Unlock()
-	if ok {
+	defer k.typesMu.Unlock()
+	if it, ok := k.types[name]; ok {
 		return it, nil
 	}
+	var it ec2types.InstanceTypeInfo
 	out, err := k.opts.EC2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{
 		InstanceTypes: []ec2types.InstanceType{ec2types.InstanceType(name)},
 	})
@@ -481,9 +519,7 @@ func (k *Kubelet) instanceType(ctx context.Context, name string) (ec2types.Insta
 		return it, errBootstrap("EC2 does not know instance type %q", name)
 	}
 	it = out.InstanceTypes[0]
-	k.typesMu.Lock()
 	k.types[name] = it
-	k.typesMu.Unlock()
 	return it, nil
 }
 

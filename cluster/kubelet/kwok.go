@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -55,6 +56,9 @@ type kwokNode struct {
 	Client        kubernetes.Interface
 	Stages        map[internalversion.StageResourceRef][]*internalversion.Stage
 	Logger        *kwoklog.Logger
+	// LabelSelector, when set, makes one controller manage every Node it selects instead
+	// of the single Node Name (Name is then only the lease holder identity).
+	LabelSelector string
 }
 
 // startKwok starts a kwok controller that manages only this node (kwok's ManageSingleNode:
@@ -67,7 +71,7 @@ func startKwok(ctx context.Context, n kwokNode) error {
 	if leaseSeconds == 0 {
 		leaseSeconds = 40
 	}
-	ctr, err := controllers.NewController(controllers.Config{
+	cfg := controllers.Config{
 		Clock:                     clock.RealClock{},
 		TypedClient:               n.Client,
 		RESTClient:                n.Client.CoreV1().RESTClient(),
@@ -83,7 +87,14 @@ func startKwok(ctx context.Context, n kwokNode) error {
 		NodeLeaseDurationSeconds:  leaseSeconds,
 		PodsOnNodeSyncParallelism: 1,
 		ID:                        n.Name,
-	})
+	}
+	if n.LabelSelector != "" {
+		cfg.ManageSingleNode, cfg.NodeName, cfg.NodeIP = "", "", ""
+		cfg.ManageNodesWithLabelSelector = n.LabelSelector
+		cfg.PodPlayStageParallelism, cfg.NodePlayStageParallelism = 4, 4
+		cfg.NodeLeaseParallelism, cfg.PodsOnNodeSyncParallelism = 4, 4
+	}
+	ctr, err := controllers.NewController(cfg)
 	if err != nil {
 		return fmt.Errorf("configuring kwok for node %s: %w", n.Name, err)
 	}
@@ -122,6 +133,9 @@ func (w kwokLogWriter) Write(p []byte) (int, error) {
 		_ = level.UnmarshalText([]byte(s))
 	}
 	level -= kwokLevelShift
+	if e, _ := rec["err"].(string); level > slog.LevelDebug && benignKwokError(e) {
+		level = slog.LevelDebug
+	}
 	ctx := context.Background()
 	if !w.h.Enabled(ctx, level) {
 		return len(p), nil
@@ -148,4 +162,15 @@ func (w kwokLogWriter) Write(p []byte) (int, error) {
 	}
 	_ = w.h.Handle(ctx, r)
 	return len(p), nil
+}
+
+// benignKwokError tells races between kwok's caches and the API server that kwok retries past:
+// a pod deleted twice, a lease the previous daemon created, a lease renewed from a stale cache.
+func benignKwokError(err string) bool {
+	for _, s := range []string{"not found", "already exists", "the object has been modified"} {
+		if strings.Contains(err, s) {
+			return true
+		}
+	}
+	return false
 }
