@@ -1,0 +1,398 @@
+package labs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/fakeec2"
+)
+
+// clockSlack absorbs Kubernetes' whole-second timestamps when ordering events across the two
+// control planes (EC2 keeps milliseconds).
+const clockSlack = time.Second
+
+// podsOf returns the rows of pods in ns whose name starts with prefix (a Deployment's pods).
+func (ev *Evidence) podsOf(ns, prefix string) []PodRow {
+	var out []PodRow
+	for _, p := range ev.Pods {
+		if p.Namespace == ns && strings.HasPrefix(p.Name, prefix+"-") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (ev *Evidence) nodeClaim(name string) (NodeClaimRow, bool) {
+	for _, nc := range ev.NodeClaims {
+		if nc.Name == name {
+			return nc, true
+		}
+	}
+	return NodeClaimRow{}, false
+}
+
+func (ev *Evidence) instance(id string) (InstanceRow, bool) {
+	for _, in := range ev.Instances {
+		if in.ID == id {
+			return in, true
+		}
+	}
+	return InstanceRow{}, false
+}
+
+func (ev *Evidence) node(name string) (NodeRow, bool) {
+	for _, n := range ev.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return NodeRow{}, false
+}
+
+// instancesOfPool returns the instances launched for a NodePool (by their tag).
+func (ev *Evidence) instancesOfPool(pool string) []InstanceRow {
+	var out []InstanceRow
+	for _, in := range ev.Instances {
+		if in.NodePool == pool {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// nodePool returns the NodePool's latest recorded spec, or false when it never existed.
+func (g *Grading) nodePool(name string) (karpv1.NodePool, bool) {
+	var found *versions[karpv1.NodePool]
+	for _, v := range g.hist.nodePools {
+		if v.last().Name == name && (found == nil || v.Deleted == nil) {
+			found = v
+		}
+	}
+	if found == nil {
+		return karpv1.NodePool{}, false
+	}
+	return found.last(), true
+}
+
+// checkRunning: want pods of the Deployment run (and none is left Pending).
+func checkRunning(ev *Evidence, ns, deploy string, want int) Check {
+	const id, title = "workload-running", "The workload runs: every replica is Running"
+	var running, pending []string
+	for _, p := range ev.podsOf(ns, deploy) {
+		switch p.Phase {
+		case "Running":
+			running = append(running, p.Name)
+		case "Pending":
+			pending = append(pending, p.Name)
+		}
+	}
+	reason := fmt.Sprintf("%d of %d %s/%s pods Running", len(running), want, ns, deploy)
+	if len(running) >= want && len(pending) == 0 {
+		return pass(id, title, reason)
+	}
+	var evidence []string
+	for _, p := range ev.podsOf(ns, deploy) {
+		if p.Phase == "Pending" {
+			msg := p.KarpenterMessage
+			if msg == "" {
+				msg = p.PendingReason
+			}
+			evidence = append(evidence, fmt.Sprintf("%s Pending: %s", p.Name, dash(msg)))
+		}
+	}
+	return fail(id, title, reason+fmt.Sprintf(", %d Pending", len(pending)),
+		"Is a NodePool applied and Ready (kubectl get nodepools,nodeclaims)? kubectl describe pod shows why a pod waits.", first(evidence, 5)...)
+}
+
+// checkChains: each running pod's chain pod UID -> NodeClaim -> instance -> Node is complete
+// and consistent, with timestamps in causal order.
+func checkChains(ev *Evidence, pods []PodRow) (chain, order Check) {
+	const cid, ctitle = "chain-complete", "Each pod's chain is complete: Pending pod UID -> NodeClaim -> EC2 instance -> Node -> started pod"
+	const oid, otitle = "timestamps-ordered", "Timestamps run in causal order: pending, NodeClaim, launch, registration, initialization, scheduling, start"
+	var broken, outOfOrder, proofs []string
+	complete := 0
+	for _, p := range pods {
+		if p.Phase != "Running" {
+			continue
+		}
+		nc, ok := ev.nodeClaim(p.NodeClaim)
+		in, inOK := ev.instance(p.InstanceID)
+		node, nodeOK := ev.node(p.Node)
+		switch {
+		case p.PendingSince == nil:
+			broken = append(broken, p.Name+": never recorded as Pending/Unschedulable (was it created before the lab's history started?)")
+		case p.NodeClaim == "" || !ok:
+			broken = append(broken, p.Name+": its node "+dash(p.Node)+" has no NodeClaim")
+		case !inOK:
+			broken = append(broken, fmt.Sprintf("%s: NodeClaim %s names instance %q, which EC2 does not know", p.Name, nc.Name, p.InstanceID))
+		case in.NodeClaim != nc.Name:
+			broken = append(broken, fmt.Sprintf("%s: instance %s is tagged karpenter.sh/nodeclaim=%q, not %s", p.Name, in.ID, in.NodeClaim, nc.Name))
+		case !nodeOK || node.ProviderID != nc.ProviderID:
+			broken = append(broken, fmt.Sprintf("%s: node %s's providerID does not match NodeClaim %s", p.Name, p.Node, nc.Name))
+		case p.StartedAt == nil:
+			broken = append(broken, p.Name+": no container start recorded")
+		default:
+			complete++
+			if len(proofs) < 3 {
+				proofs = append(proofs, fmt.Sprintf("pod %s (uid %s) -> %s -> %s (%s %s %s) -> %s", p.Name, p.UID, nc.Name, in.ID, in.Type, in.Zone, in.CapacityType, node.Name))
+			}
+			steps := []struct {
+				name string
+				at   *time.Time
+			}{
+				{"pending", p.PendingSince}, {"nodeclaim created", &nc.Created}, {"instance launched", &in.LaunchTime},
+				{"nodeclaim launched", nc.Launched}, {"node registered", &node.Registered}, {"nodeclaim registered", nc.Registered},
+				{"nodeclaim initialized", nc.Initialized}, {"pod scheduled", p.ScheduledAt}, {"pod started", p.StartedAt},
+			}
+			for i := 1; i < len(steps); i++ {
+				prev, cur := steps[i-1], steps[i]
+				if prev.at == nil || cur.at == nil {
+					outOfOrder = append(outOfOrder, fmt.Sprintf("%s: no %s time", p.Name, map[bool]string{true: prev.name, false: cur.name}[prev.at == nil]))
+					break
+				}
+				// A pod can be nominated to a NodeClaim launched for earlier pods; only the
+				// node-side steps must follow the pod's own pending time.
+				if i == 1 || i == 2 {
+					continue
+				}
+				if cur.at.Add(clockSlack).Before(*prev.at) {
+					outOfOrder = append(outOfOrder, fmt.Sprintf("%s: %s (%s) before %s (%s)", p.Name, cur.name, cur.at.Format(time.TimeOnly), prev.name, prev.at.Format(time.TimeOnly)))
+					break
+				}
+			}
+			if in.LaunchTime.Add(clockSlack).Before(nc.Created) {
+				outOfOrder = append(outOfOrder, fmt.Sprintf("%s: instance %s launched before NodeClaim %s existed", p.Name, in.ID, nc.Name))
+			}
+		}
+	}
+	running := 0
+	for _, p := range pods {
+		if p.Phase == "Running" {
+			running++
+		}
+	}
+	if running == 0 {
+		chain = fail(cid, ctitle, "no running pod to trace", "Stage the lab and apply a NodePool first.")
+		order = fail(oid, otitle, "no running pod to trace", "Stage the lab and apply a NodePool first.")
+		return
+	}
+	if len(broken) == 0 {
+		chain = pass(cid, ctitle, fmt.Sprintf("%d of %d running pods traced end to end", complete, running), proofs...)
+	} else {
+		chain = fail(cid, ctitle, fmt.Sprintf("%d of %d running pods have a broken chain", len(broken), running),
+			"Compare kubectl get nodeclaims -o wide with aws ec2 describe-instances: every NodeClaim's providerID must name a tagged instance whose Node registered.", first(broken, 5)...)
+	}
+	if len(outOfOrder) == 0 && len(broken) == 0 {
+		order = pass(oid, otitle, fmt.Sprintf("all %d chains in order", complete))
+	} else if len(outOfOrder) == 0 {
+		order = fail(oid, otitle, "cannot order what is not traced", "Fix the broken chains first.")
+	} else {
+		order = fail(oid, otitle, fmt.Sprintf("%d chains out of order", len(outOfOrder)),
+			"A pod that started before its node registered was not placed by this NodeClaim: look for a second NodePool or a static node.", first(outOfOrder, 5)...)
+	}
+	return
+}
+
+// requirementKeys are the constraints a bounded NodePool sets, with what they protect.
+var requirementKeys = []struct{ key, why string }{
+	{"kubernetes.io/arch", "architecture"},
+	{karpv1.CapacityTypeLabelKey, "capacity type"},
+	{"karpenter.k8s.aws/instance-category", "instance family category"},
+	{"karpenter.k8s.aws/instance-generation", "instance generation"},
+	{corev1.LabelTopologyZone, "zones"},
+}
+
+// checkBounded: the NodePool constrains architecture, capacity type, category, generation and
+// zones, caps aggregate cpu and memory, and limits how much disruption happens at once.
+func checkBounded(g *Grading, pool string) Check {
+	const id, title = "nodepool-bounded", "The NodePool is bounded: architecture, capacity type, category, generation, zones, aggregate limits, disruption budget"
+	np, ok := g.nodePool(pool)
+	if !ok {
+		return fail(id, title, fmt.Sprintf("no NodePool %q was ever applied", pool), "kubectl apply -f nodepool.yaml")
+	}
+	var missing, have []string
+	reqs := map[string]string{}
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		reqs[r.Key] = fmt.Sprintf("%s %s %v", r.Key, r.Operator, r.Values)
+	}
+	for _, k := range requirementKeys {
+		if r, ok := reqs[k.key]; ok {
+			have = append(have, r)
+		} else {
+			missing = append(missing, "no "+k.why+" requirement ("+k.key+")")
+		}
+	}
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q, ok := np.Spec.Limits[res]; ok {
+			have = append(have, fmt.Sprintf("limits.%s %s", res, q.String()))
+		} else {
+			missing = append(missing, fmt.Sprintf("no aggregate limit on %s (spec.limits.%s)", res, res))
+		}
+	}
+	if len(np.Spec.Disruption.Budgets) == 0 {
+		missing = append(missing, "no disruption budget (spec.disruption.budgets)")
+	} else {
+		for _, b := range np.Spec.Disruption.Budgets {
+			have = append(have, "budget nodes "+b.Nodes)
+			if b.Nodes == "100%" && b.Schedule == nil {
+				missing = append(missing, "the disruption budget allows every node at once (nodes: 100%)")
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return pass(id, title, fmt.Sprintf("NodePool %s sets %d requirements, cpu and memory limits and a disruption budget", pool, len(have)), have...)
+	}
+	return fail(id, title, fmt.Sprintf("NodePool %s misses %d of its bounds", pool, len(missing)),
+		"An unbounded NodePool can turn one malformed pod into expensive infrastructure: add the missing requirements, spec.limits and spec.disruption.budgets.", missing...)
+}
+
+// checkWithinLimits: the capacity launched for the pool never exceeded its limits.
+func checkWithinLimits(g *Grading, pool string) Check {
+	const id, title = "limits-respected", "The machines stayed within the NodePool's aggregate limits"
+	np, ok := g.nodePool(pool)
+	if !ok || len(np.Spec.Limits) == 0 {
+		return fail(id, title, "the NodePool sets no limits to respect", "Add spec.limits (cpu, memory) to the NodePool.")
+	}
+	// The peak of concurrently running capacity, from launch and termination times.
+	type edge struct {
+		at        time.Time
+		cpu, mem  int64
+		instances int
+	}
+	var edges []edge
+	for _, in := range g.Evidence.instancesOfPool(pool) {
+		cpu, mem := instanceCapacity(in.Type)
+		edges = append(edges, edge{in.LaunchTime, cpu, mem, 1})
+		if in.TerminatedAt != nil {
+			edges = append(edges, edge{*in.TerminatedAt, -cpu, -mem, -1})
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })
+	var cpu, mem, peakCPU, peakMem int64
+	for _, e := range edges {
+		cpu, mem = cpu+e.cpu, mem+e.mem
+		peakCPU, peakMem = max(peakCPU, cpu), max(peakMem, mem)
+	}
+	limitCPU, limitMem := np.Spec.Limits[corev1.ResourceCPU], np.Spec.Limits[corev1.ResourceMemory]
+	reason := fmt.Sprintf("peak %d vCPU / %s memory against limits cpu %s / memory %s",
+		peakCPU, resource.NewQuantity(peakMem, resource.BinarySI).String(), limitCPU.String(), limitMem.String())
+	if (limitCPU.IsZero() || peakCPU <= limitCPU.Value()) && (limitMem.IsZero() || peakMem <= limitMem.Value()) {
+		return pass(id, title, reason)
+	}
+	return fail(id, title, reason, "Karpenter counts a NodeClaim against the limits once it launches; over-limit capacity means another actor launched into this pool.")
+}
+
+// checkGoverned: instances run IMDSv2-only, and their root volumes are encrypted.
+func checkGoverned(ev *Evidence, pool string) Check {
+	const id, title = "machines-governed", "Every machine is governed: encrypted root volume, IMDSv2 required"
+	instances := ev.instancesOfPool(pool)
+	if len(instances) == 0 {
+		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.")
+	}
+	var bad, good []string
+	for _, in := range instances {
+		if in.HTTPTokens != "required" && in.State != "terminated" {
+			bad = append(bad, fmt.Sprintf("%s: metadata httpTokens %s (IMDSv1 allowed)", in.ID, dash(in.HTTPTokens)))
+		}
+		for _, v := range in.Volumes {
+			switch {
+			case v.Encrypted == nil:
+				// deleted before grading; the launch call's other volumes still tell
+			case !*v.Encrypted:
+				bad = append(bad, fmt.Sprintf("%s: volume %s is not encrypted", in.ID, v.ID))
+			default:
+				good = append(good, fmt.Sprintf("%s: %s %dGiB %s encrypted, httpTokens %s", in.ID, v.ID, v.SizeGiB, v.Type, in.HTTPTokens))
+			}
+		}
+	}
+	if len(bad) == 0 {
+		return pass(id, title, fmt.Sprintf("%d instances checked on the EC2 side", len(instances)), first(good, 3)...)
+	}
+	return fail(id, title, fmt.Sprintf("%d problems on the EC2 side", len(bad)),
+		"Set blockDeviceMappings[].ebs.encrypted: true and metadataOptions.httpTokens: required in the EC2NodeClass; Karpenter replaces drifted nodes.", first(bad, 6)...)
+}
+
+// checkCostTags: every instance, volume and ENI of the pool carries the cost-allocation tags.
+func checkCostTags(ev *Evidence, pool string) Check {
+	const id, title = "cost-tags", "Cost tags (application, environment, owner) are on every instance, volume and network interface"
+	instances := ev.instancesOfPool(pool)
+	if len(instances) == 0 {
+		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.")
+	}
+	var missing []string
+	resources := 0
+	lacks := func(what string, tags map[string]string) {
+		var keys []string
+		for _, k := range CostTagKeys {
+			if tags[k] == "" {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) > 0 {
+			missing = append(missing, fmt.Sprintf("%s lacks %s", what, strings.Join(keys, ", ")))
+		}
+	}
+	for _, in := range instances {
+		resources++
+		lacks("instance "+in.ID, in.Tags)
+		for _, v := range in.Volumes {
+			if v.Tags != nil {
+				resources++
+				lacks("volume "+v.ID, v.Tags)
+			}
+		}
+		for _, n := range in.ENIs {
+			if !n.Deleted {
+				resources++
+				lacks("network interface "+n.ID, n.Tags)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		var groups []string
+		for _, k := range CostTagKeys {
+			for _, g := range ev.Cost.ByTag[k] {
+				groups = append(groups, fmt.Sprintf("%s=%s: $%.6f", k, orNone(g.Value), g.USD))
+			}
+		}
+		return pass(id, title, fmt.Sprintf("%d resources tagged", resources), groups...)
+	}
+	return fail(id, title, fmt.Sprintf("%d of %d resources lack cost tags", len(missing), resources),
+		"Put application, environment and owner under the EC2NodeClass's spec.tags; Karpenter tags instances, volumes and interfaces with them.", first(missing, 6)...)
+}
+
+// checkNoLeaks: every instance tagged for the cluster has a NodeClaim.
+func checkNoLeaks(ev *Evidence) Check {
+	const id, title = "no-leaks", "Nothing leaked: every running instance tagged for the cluster has a NodeClaim"
+	if len(ev.Leaks) == 0 {
+		return pass(id, title, "no running instance without a NodeClaim")
+	}
+	var ids []string
+	for _, l := range ev.Leaks {
+		ids = append(ids, fmt.Sprintf("%s (nodeclaim tag %q, since %s, $%.6f so far)", l.InstanceID, l.NodeClaim, l.Since.Local().Format(time.TimeOnly), l.CostUSD))
+	}
+	return fail(id, title, fmt.Sprintf("%d instances run with no NodeClaim", len(ev.Leaks)),
+		"aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=... and kubectl get nodeclaims: terminate what nothing claims.", ids...)
+}
+
+// instanceCapacity is an instance type's vCPUs and memory bytes, from the emulator's catalog.
+func instanceCapacity(instanceType string) (cpu, memBytes int64) {
+	it, ok := fakeec2.LookupInstanceType(instanceType)
+	if !ok {
+		return 0, 0
+	}
+	return int64(it.VCPUs), it.MemoryMiB << 20
+}
+
+func first(list []string, n int) []string {
+	if len(list) > n {
+		return append(list[:n:n], fmt.Sprintf("... and %d more", len(list)-n))
+	}
+	return list
+}

@@ -1,0 +1,641 @@
+package labs
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/fakeec2"
+)
+
+// Evidence is the correlation record of DESIGN.md: one row per workload pod, joined across
+// the two control planes by identifiers only — pod UID, the NodeClaim Karpenter nominated,
+// the providerID, the EC2 instance ID and the Node name — with every timestamp kept.
+type Evidence struct {
+	TakenAt    time.Time      `json:"takenAt"`
+	Pods       []PodRow       `json:"pods"`
+	NodeClaims []NodeClaimRow `json:"nodeClaims"`
+	Nodes      []NodeRow      `json:"nodes"`
+	Instances  []InstanceRow  `json:"instances"`
+	// Leaks are instances tagged for the cluster that run with no NodeClaim behind them.
+	Leaks []Leak `json:"leaks,omitempty"`
+	// Launches are the CreateFleet and RunInstances calls in the audit trail, denials included.
+	Launches []AuditCall `json:"launches"`
+	Cost     Cost        `json:"cost"`
+}
+
+// PodRow is one workload pod's chain: pending demand, provisioning decision, machine, node, run.
+type PodRow struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+	// Owner is the controller that made the pod, e.g. "ReplicaSet/ziba-render-worker-6c6b9cc854".
+	Owner    string    `json:"owner,omitempty"`
+	Requests string    `json:"requests,omitempty"`
+	Created  time.Time `json:"created"`
+	// PendingSince is when the scheduler first marked the pod Unschedulable, and PendingReason
+	// its message.
+	PendingSince  *time.Time `json:"pendingSince,omitempty"`
+	PendingReason string     `json:"pendingReason,omitempty"`
+	// NominatedNodeClaim is the NodeClaim Karpenter's Nominated event names for this pod.
+	NominatedNodeClaim string     `json:"nominatedNodeClaim,omitempty"`
+	NominatedAt        *time.Time `json:"nominatedAt,omitempty"`
+	// KarpenterMessage is Karpenter's last FailedScheduling text, quoted: why no NodeClaim.
+	KarpenterMessage string `json:"karpenterMessage,omitempty"`
+	// NodeClaim, InstanceID and Node are where the pod ran, joined by providerID.
+	NodeClaim   string     `json:"nodeClaim,omitempty"`
+	InstanceID  string     `json:"instanceId,omitempty"`
+	Node        string     `json:"node,omitempty"`
+	ScheduledAt *time.Time `json:"scheduledAt,omitempty"`
+	StartedAt   *time.Time `json:"startedAt,omitempty"`
+	Phase       string     `json:"phase"`
+	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+}
+
+// NodeClaimRow is one NodeClaim's life.
+type NodeClaimRow struct {
+	Name         string     `json:"name"`
+	UID          string     `json:"uid"`
+	NodePool     string     `json:"nodePool"`
+	Created      time.Time  `json:"created"`
+	Launched     *time.Time `json:"launched,omitempty"`
+	Registered   *time.Time `json:"registered,omitempty"`
+	Initialized  *time.Time `json:"initialized,omitempty"`
+	ProviderID   string     `json:"providerID,omitempty"`
+	InstanceID   string     `json:"instanceId,omitempty"`
+	NodeName     string     `json:"nodeName,omitempty"`
+	InstanceType string     `json:"instanceType,omitempty"`
+	Zone         string     `json:"zone,omitempty"`
+	CapacityType string     `json:"capacityType,omitempty"`
+	// DisruptionReason is why Karpenter removed it (Underutilized, Empty, Drifted, ...).
+	DisruptionReason  string     `json:"disruptionReason,omitempty"`
+	DeletionRequested *time.Time `json:"deletionRequested,omitempty"`
+	Deleted           *time.Time `json:"deleted,omitempty"`
+	// Failures quotes launch/registration failures (conditions and warning events).
+	Failures []string `json:"failures,omitempty"`
+}
+
+// NodeRow is one Node's life.
+type NodeRow struct {
+	Name       string     `json:"name"`
+	UID        string     `json:"uid"`
+	ProviderID string     `json:"providerID"`
+	InstanceID string     `json:"instanceId,omitempty"`
+	NodePool   string     `json:"nodePool,omitempty"`
+	Registered time.Time  `json:"registered"`
+	Ready      *time.Time `json:"ready,omitempty"`
+	Deleted    *time.Time `json:"deleted,omitempty"`
+}
+
+// InstanceRow is one EC2 instance with its disks, network interface and bill.
+type InstanceRow struct {
+	ID           string            `json:"id"`
+	Type         string            `json:"type"`
+	Zone         string            `json:"zone"`
+	CapacityType string            `json:"capacityType"`
+	State        string            `json:"state"`
+	SubnetID     string            `json:"subnetId,omitempty"`
+	PrivateDNS   string            `json:"privateDNS,omitempty"`
+	ImageID      string            `json:"imageId,omitempty"`
+	HTTPTokens   string            `json:"httpTokens,omitempty"`
+	LaunchTime   time.Time         `json:"launchTime"`
+	LaunchedBy   string            `json:"launchedBy,omitempty"`
+	LaunchCall   string            `json:"launchCall,omitempty"` // action and request ID
+	TerminatedAt *time.Time        `json:"terminatedAt,omitempty"`
+	TerminatedBy string            `json:"terminatedBy,omitempty"`
+	NodeClaim    string            `json:"nodeClaim,omitempty"` // its karpenter.sh/nodeclaim tag
+	NodePool     string            `json:"nodePool,omitempty"`
+	Tags         map[string]string `json:"tags"`
+	Volumes      []VolumeRow       `json:"volumes"`
+	ENIs         []ENIRow          `json:"enis"`
+	PricePerHour float64           `json:"pricePerHour"`
+	CostUSD      float64           `json:"costUSD"`
+	BilledUntil  *time.Time        `json:"billedUntil,omitempty"`
+}
+
+// VolumeRow is one EBS volume launched with an instance.
+type VolumeRow struct {
+	ID                  string            `json:"id"`
+	SizeGiB             int32             `json:"sizeGiB,omitempty"`
+	Type                string            `json:"type,omitempty"`
+	Encrypted           *bool             `json:"encrypted,omitempty"` // nil: no longer describable
+	DeleteOnTermination *bool             `json:"deleteOnTermination,omitempty"`
+	Deleted             bool              `json:"deleted"`
+	Tags                map[string]string `json:"tags,omitempty"`
+	CostUSD             float64           `json:"costUSD"`
+}
+
+// ENIRow is an instance's network interface.
+type ENIRow struct {
+	ID        string            `json:"id"`
+	PrivateIP string            `json:"privateIp,omitempty"`
+	Deleted   bool              `json:"deleted"`
+	Tags      map[string]string `json:"tags,omitempty"`
+}
+
+// Leak is a running instance with no NodeClaim.
+type Leak struct {
+	InstanceID string    `json:"instanceId"`
+	NodeClaim  string    `json:"nodeClaim,omitempty"` // the tag names a NodeClaim that is gone
+	Since      time.Time `json:"since"`
+	CostUSD    float64   `json:"costUSD"`
+}
+
+// AuditCall is one launch call from the EC2 audit trail.
+type AuditCall struct {
+	Time      time.Time `json:"time"`
+	Action    string    `json:"action"`
+	Caller    string    `json:"caller"`
+	RequestID string    `json:"requestId"`
+	NodeClaim string    `json:"nodeClaim,omitempty"` // from the request's tags
+	NodePool  string    `json:"nodePool,omitempty"`
+	Created   []string  `json:"created,omitempty"`
+	ErrorCode string    `json:"errorCode,omitempty"`
+	// Reason is the decoded policy denial or the error message.
+	Reason string `json:"reason,omitempty"`
+	// Errors are CreateFleet's per-override errors (e.g. InsufficientInstanceCapacity).
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Cost sums the billing ledger.
+type Cost struct {
+	TotalUSD float64 `json:"totalUSD"`
+	// ByTag maps a cost-allocation tag key (application, environment, owner) to its groups.
+	ByTag map[string][]fakeec2.CostGroup `json:"byTag"`
+	// HourlyNowUSD is what the resources still billed cost per hour.
+	HourlyNowUSD float64 `json:"hourlyNowUSD"`
+}
+
+// CostTagKeys are the seed's cost-allocation tags.
+var CostTagKeys = []string{"application", "environment", "owner"}
+
+var (
+	nominatedRe  = regexp.MustCompile(`nodeclaim/([a-z0-9.-]+)`)
+	systemPrefix = "kube-"
+)
+
+func isWorkloadNamespace(ns string) bool {
+	return ns != "" && !strings.HasPrefix(ns, systemPrefix)
+}
+
+// InstanceIDFromProviderID returns i-... from aws:///zone/i-... ("" if it is not one).
+func InstanceIDFromProviderID(providerID string) string {
+	if i := strings.LastIndex(providerID, "/"); i >= 0 && strings.HasPrefix(providerID[i+1:], "i-") {
+		return providerID[i+1:]
+	}
+	return ""
+}
+
+// Correlate joins a snapshot into the evidence record.
+func Correlate(s *Snapshot) *Evidence { return correlate(decodeHistory(s.History), s) }
+
+func correlate(h *history, s *Snapshot) *Evidence {
+	ev := &Evidence{TakenAt: s.TakenAt}
+	ev.Instances = correlateInstances(s)
+	ev.Launches = launchCalls(s.Audit)
+
+	byProviderClaim := map[string]string{}
+	for _, v := range sortedVersions(h.nodeClaims, func(a, b karpv1.NodeClaim) bool {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}) {
+		row := nodeClaimRow(v, h.events[v.UID])
+		if row.ProviderID != "" {
+			byProviderClaim[row.ProviderID] = row.Name
+		}
+		ev.NodeClaims = append(ev.NodeClaims, row)
+	}
+	nodeByName := map[string]NodeRow{}
+	for _, v := range sortedVersions(h.nodes, func(a, b corev1.Node) bool {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}) {
+		row := nodeRow(v)
+		nodeByName[row.Name] = row
+		ev.Nodes = append(ev.Nodes, row)
+	}
+	for _, v := range sortedVersions(h.pods, func(a, b corev1.Pod) bool {
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	}) {
+		if !isWorkloadNamespace(v.last().Namespace) || isDaemonSetPod(v.last()) {
+			continue
+		}
+		row := podRow(v, h.events[v.UID])
+		if n, ok := nodeByName[row.Node]; ok {
+			row.InstanceID = n.InstanceID
+			row.NodeClaim = byProviderClaim[n.ProviderID]
+		}
+		ev.Pods = append(ev.Pods, row)
+	}
+	ev.Leaks = findLeaks(ev, h)
+	ev.Cost = costOf(s.Billing)
+	return ev
+}
+
+func isDaemonSetPod(p corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
+}
+
+func podRow(v *versions[corev1.Pod], events []corev1.Event) PodRow {
+	last := v.last()
+	row := PodRow{
+		Namespace: last.Namespace, Name: last.Name, UID: v.UID,
+		Created: last.CreationTimestamp.UTC(), Phase: string(last.Status.Phase), Node: last.Spec.NodeName,
+		Requests: requestsOf(last), DeletedAt: v.Deleted,
+	}
+	if len(last.OwnerReferences) > 0 {
+		row.Owner = last.OwnerReferences[0].Kind + "/" + last.OwnerReferences[0].Name
+	}
+	if v.Deleted != nil {
+		row.Phase = "Deleted"
+	}
+	// The first Unschedulable verdict dates the pending demand; later states date the rest.
+	for _, p := range v.States {
+		for _, c := range p.Status.Conditions {
+			if c.Type != corev1.PodScheduled {
+				continue
+			}
+			if c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable && row.PendingSince == nil {
+				row.PendingSince = timePtr(c.LastTransitionTime)
+				row.PendingReason = c.Message
+			}
+			if c.Status == corev1.ConditionTrue && row.ScheduledAt == nil {
+				row.ScheduledAt = timePtr(c.LastTransitionTime)
+			}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.State.Running != nil && row.StartedAt == nil {
+				row.StartedAt = timePtr(cs.State.Running.StartedAt)
+			}
+		}
+	}
+	for _, e := range events {
+		switch {
+		case e.Reason == "Nominated" && e.Source.Component == "karpenter" || e.Reason == "Nominated" && strings.Contains(e.Message, "nodeclaim/"):
+			if m := nominatedRe.FindStringSubmatch(e.Message); m != nil && row.NominatedNodeClaim == "" {
+				row.NominatedNodeClaim = m[1]
+				row.NominatedAt = timePtr(metav1.NewTime(firstEventTime(e)))
+			}
+		case e.Reason == "FailedScheduling" && strings.HasPrefix(e.Message, "Failed to schedule pod"):
+			row.KarpenterMessage = e.Message
+		case e.Reason == "FailedScheduling" && row.PendingReason == "":
+			row.PendingReason = e.Message
+		}
+	}
+	return row
+}
+
+func requestsOf(p corev1.Pod) string {
+	var parts []string
+	for _, c := range p.Spec.Containers {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := c.Resources.Requests[name]; ok {
+				parts = append(parts, fmt.Sprintf("%s=%s", name, q.String()))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nodeClaimRow(v *versions[karpv1.NodeClaim], events []corev1.Event) NodeClaimRow {
+	last := v.last()
+	row := NodeClaimRow{
+		Name: last.Name, UID: v.UID, NodePool: last.Labels[karpv1.NodePoolLabelKey],
+		Created: last.CreationTimestamp.UTC(), Deleted: v.Deleted,
+		InstanceType: last.Labels[corev1.LabelInstanceTypeStable], Zone: last.Labels[corev1.LabelTopologyZone],
+		CapacityType: last.Labels[karpv1.CapacityTypeLabelKey],
+	}
+	failures := map[string]bool{}
+	for _, nc := range v.States {
+		if nc.Status.ProviderID != "" {
+			row.ProviderID = nc.Status.ProviderID
+		}
+		if nc.Status.NodeName != "" {
+			row.NodeName = nc.Status.NodeName
+		}
+		if nc.DeletionTimestamp != nil && row.DeletionRequested == nil {
+			row.DeletionRequested = timePtr(*nc.DeletionTimestamp)
+		}
+		for _, c := range nc.Status.Conditions {
+			t := timePtr(c.LastTransitionTime)
+			switch {
+			case c.Type == karpv1.ConditionTypeLaunched && c.Status == metav1.ConditionTrue && row.Launched == nil:
+				row.Launched = t
+			case c.Type == karpv1.ConditionTypeRegistered && c.Status == metav1.ConditionTrue && row.Registered == nil:
+				row.Registered = t
+			case c.Type == karpv1.ConditionTypeInitialized && c.Status == metav1.ConditionTrue && row.Initialized == nil:
+				row.Initialized = t
+			case c.Type == karpv1.ConditionTypeDisruptionReason && c.Status == metav1.ConditionTrue:
+				row.DisruptionReason = c.Reason
+			case c.Status == metav1.ConditionFalse && c.Message != "" &&
+				(c.Type == karpv1.ConditionTypeLaunched || c.Type == karpv1.ConditionTypeRegistered):
+				failures[c.Type+": "+c.Message] = true
+			}
+		}
+	}
+	for _, e := range events {
+		if e.Type == corev1.EventTypeWarning {
+			failures[e.Reason+": "+e.Message] = true
+		}
+		if e.Reason == "DisruptionTerminating" && row.DisruptionReason == "" {
+			row.DisruptionReason = disruptionReasonFromMessage(e.Message)
+		}
+	}
+	for f := range failures {
+		row.Failures = append(row.Failures, f)
+	}
+	sort.Strings(row.Failures)
+	row.InstanceID = InstanceIDFromProviderID(row.ProviderID)
+	return row
+}
+
+// disruptionReasonFromMessage reads "Disrupting NodeClaim: Underutilized/Delete" and the like.
+func disruptionReasonFromMessage(msg string) string {
+	if _, after, ok := strings.Cut(msg, ": "); ok {
+		reason, _, _ := strings.Cut(after, "/")
+		return strings.TrimSpace(reason)
+	}
+	return msg
+}
+
+func nodeRow(v *versions[corev1.Node]) NodeRow {
+	last := v.last()
+	row := NodeRow{
+		Name: last.Name, UID: v.UID, ProviderID: last.Spec.ProviderID,
+		InstanceID: InstanceIDFromProviderID(last.Spec.ProviderID),
+		NodePool:   last.Labels[karpv1.NodePoolLabelKey],
+		Registered: last.CreationTimestamp.UTC(), Deleted: v.Deleted,
+	}
+	for _, n := range v.States {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && row.Ready == nil {
+				row.Ready = timePtr(c.LastTransitionTime)
+			}
+		}
+	}
+	return row
+}
+
+func correlateInstances(s *Snapshot) []InstanceRow {
+	ledger := map[string]fakeec2.LedgerEntry{}
+	for _, e := range s.Billing.Entries {
+		ledger[e.ResourceID] = e
+	}
+	volumes := map[string]ec2types.Volume{}
+	for _, v := range s.Volumes {
+		volumes[aws.ToString(v.VolumeId)] = v
+	}
+	enis := map[string]ec2types.NetworkInterface{}
+	for _, n := range s.ENIs {
+		enis[aws.ToString(n.NetworkInterfaceId)] = n
+	}
+	// The launch call names everything the instance came with; AWS stops describing a
+	// terminated instance's disks and interface, the audit trail does not.
+	type launch struct {
+		e       fakeec2.AuditEvent
+		volumes []string
+		enis    []string
+	}
+	launches := map[string]*launch{}
+	terminations := map[string]fakeec2.AuditEvent{}
+	for _, e := range s.Audit {
+		if e.ErrorCode != "" {
+			continue
+		}
+		switch e.Action {
+		case "CreateFleet", "RunInstances":
+			var current *launch
+			for _, id := range e.Created {
+				switch {
+				case strings.HasPrefix(id, "i-"):
+					current = &launch{e: e}
+					launches[id] = current
+				case strings.HasPrefix(id, "vol-") && current != nil:
+					current.volumes = append(current.volumes, id)
+				case strings.HasPrefix(id, "eni-") && current != nil:
+					current.enis = append(current.enis, id)
+				}
+			}
+		case "TerminateInstances":
+			for _, id := range e.Terminated {
+				if _, seen := terminations[id]; !seen {
+					terminations[id] = e
+				}
+			}
+		}
+	}
+
+	var rows []InstanceRow
+	for _, in := range s.Instances {
+		id := aws.ToString(in.InstanceId)
+		row := InstanceRow{
+			ID: id, Type: string(in.InstanceType), State: string(in.State.Name),
+			SubnetID: aws.ToString(in.SubnetId), PrivateDNS: aws.ToString(in.PrivateDnsName),
+			ImageID: aws.ToString(in.ImageId), LaunchTime: aws.ToTime(in.LaunchTime).UTC(),
+			Tags: tagMap(in.Tags), CapacityType: "on-demand",
+		}
+		if in.Placement != nil {
+			row.Zone = aws.ToString(in.Placement.AvailabilityZone)
+		}
+		if in.InstanceLifecycle == ec2types.InstanceLifecycleTypeSpot {
+			row.CapacityType = "spot"
+		}
+		if in.MetadataOptions != nil {
+			row.HTTPTokens = string(in.MetadataOptions.HttpTokens)
+		}
+		row.NodeClaim, row.NodePool = row.Tags["karpenter.sh/nodeclaim"], row.Tags["karpenter.sh/nodepool"]
+		if l, ok := ledger[id]; ok {
+			row.PricePerHour, row.CostUSD, row.BilledUntil = l.PricePerHour, l.AccruedUSD, l.Stopped
+		}
+		if t, ok := terminations[id]; ok {
+			at := t.Time.UTC()
+			row.TerminatedAt, row.TerminatedBy = &at, t.Caller
+		}
+		volIDs, eniIDs := []string{}, []string{}
+		if l := launches[id]; l != nil {
+			row.LaunchedBy = l.e.Caller
+			row.LaunchCall = l.e.Action + " " + l.e.RequestID
+			volIDs, eniIDs = l.volumes, l.enis
+		}
+		for _, bd := range in.BlockDeviceMappings {
+			if bd.Ebs != nil {
+				volIDs = appendNew(volIDs, aws.ToString(bd.Ebs.VolumeId))
+			}
+		}
+		for _, ni := range in.NetworkInterfaces {
+			eniIDs = appendNew(eniIDs, aws.ToString(ni.NetworkInterfaceId))
+		}
+		for _, vid := range volIDs {
+			vr := VolumeRow{ID: vid, Deleted: true}
+			if l, ok := ledger[vid]; ok {
+				vr.SizeGiB, vr.Type, vr.CostUSD, vr.Tags = l.SizeGiB, l.Type, l.AccruedUSD, l.Tags
+			}
+			if v, ok := volumes[vid]; ok {
+				vr.Deleted = v.State == ec2types.VolumeStateDeleted
+				vr.SizeGiB, vr.Type, vr.Tags = aws.ToInt32(v.Size), string(v.VolumeType), tagMap(v.Tags)
+				vr.Encrypted = v.Encrypted
+				for _, a := range v.Attachments {
+					vr.DeleteOnTermination = a.DeleteOnTermination
+				}
+			}
+			for _, bd := range in.BlockDeviceMappings {
+				if bd.Ebs != nil && aws.ToString(bd.Ebs.VolumeId) == vid {
+					vr.DeleteOnTermination = bd.Ebs.DeleteOnTermination
+				}
+			}
+			row.Volumes = append(row.Volumes, vr)
+		}
+		for _, nid := range eniIDs {
+			er := ENIRow{ID: nid, Deleted: true}
+			if n, ok := enis[nid]; ok {
+				er.Deleted, er.PrivateIP, er.Tags = false, aws.ToString(n.PrivateIpAddress), tagMap(n.TagSet)
+			}
+			row.ENIs = append(row.ENIs, er)
+		}
+		rows = append(rows, row)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if !rows[i].LaunchTime.Equal(rows[j].LaunchTime) {
+			return rows[i].LaunchTime.Before(rows[j].LaunchTime)
+		}
+		return rows[i].ID < rows[j].ID
+	})
+	return rows
+}
+
+func launchCalls(audit []fakeec2.AuditEvent) []AuditCall {
+	var out []AuditCall
+	for _, e := range audit {
+		if e.Action != "CreateFleet" && e.Action != "RunInstances" || e.DryRun {
+			continue
+		}
+		c := AuditCall{
+			Time: e.Time.UTC(), Action: e.Action, Caller: e.Caller, RequestID: e.RequestID,
+			Created: e.Created, ErrorCode: e.ErrorCode, Errors: e.PartialErrors,
+			NodeClaim: requestTag(e.Parameters, "karpenter.sh/nodeclaim"),
+			NodePool:  requestTag(e.Parameters, "karpenter.sh/nodepool"),
+		}
+		c.Reason = e.DenialReason
+		if c.Reason == "" {
+			c.Reason = e.ErrorMessage
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// requestTag finds a tag's value in a launch call's TagSpecification parameters.
+func requestTag(params map[string]string, key string) string {
+	for k, v := range params {
+		if v != key || !strings.HasSuffix(k, ".Key") {
+			continue
+		}
+		if val, ok := params[strings.TrimSuffix(k, ".Key")+".Value"]; ok {
+			return val
+		}
+	}
+	return ""
+}
+
+func findLeaks(ev *Evidence, h *history) []Leak {
+	live := map[string]bool{}
+	gone := map[string]*time.Time{}
+	for _, nc := range ev.NodeClaims {
+		if nc.Deleted == nil {
+			live[nc.Name] = true
+		} else {
+			gone[nc.Name] = nc.Deleted
+		}
+	}
+	var leaks []Leak
+	for _, in := range ev.Instances {
+		if in.State != "running" && in.State != "pending" {
+			continue
+		}
+		if in.Tags["kubernetes.io/cluster/karplab"] != "owned" || live[in.NodeClaim] {
+			continue
+		}
+		since := in.LaunchTime
+		if t := gone[in.NodeClaim]; t != nil && t.After(since) {
+			since = *t
+		}
+		leaks = append(leaks, Leak{InstanceID: in.ID, NodeClaim: in.NodeClaim, Since: since, CostUSD: in.CostUSD})
+	}
+	return leaks
+}
+
+func costOf(b fakeec2.Billing) Cost {
+	c := Cost{TotalUSD: b.TotalUSD, ByTag: map[string][]fakeec2.CostGroup{}}
+	for _, key := range CostTagKeys {
+		groups := map[string]*fakeec2.CostGroup{}
+		for _, e := range b.Entries {
+			v := e.Tags[key]
+			g := groups[v]
+			if g == nil {
+				g = &fakeec2.CostGroup{Value: v}
+				groups[v] = g
+			}
+			g.USD += e.AccruedUSD
+			g.Resources = append(g.Resources, e.ResourceID)
+		}
+		for _, g := range groups {
+			g.USD = round6(g.USD)
+			c.ByTag[key] = append(c.ByTag[key], *g)
+		}
+		sort.Slice(c.ByTag[key], func(i, j int) bool { return c.ByTag[key][i].Value < c.ByTag[key][j].Value })
+	}
+	for _, e := range b.Entries {
+		if e.Stopped == nil {
+			c.HourlyNowUSD += e.PricePerHour
+		}
+	}
+	c.HourlyNowUSD = round6(c.HourlyNowUSD)
+	return c
+}
+
+func round6(f float64) float64 { return float64(int64(f*1e6+0.5)) / 1e6 }
+
+func tagMap(tags []ec2types.Tag) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return m
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+func timePtr(t metav1.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,134 @@
+package labs
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText prints the evidence as tables: the per-pod chain, then NodeClaims, instances with
+// their disks and interfaces, launch calls, leaks and cost.
+func (ev *Evidence) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
+	base := ev.origin()
+	rel := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return "+" + t.Sub(base).Round(time.Second).String()
+	}
+	fmt.Fprintf(w, "Evidence taken %s; times are relative to %s (first pod created)\n\n", ev.TakenAt.Local().Format(time.DateTime), base.Local().Format(time.DateTime))
+
+	p("POD\tUID\tPENDING\tNODECLAIM\tINSTANCE\tNODE\tSCHEDULED\tSTARTED\tPHASE\n")
+	for _, r := range ev.Pods {
+		created := r.Created
+		p("%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, short(r.UID), rel(r.PendingSince),
+			dash(r.NodeClaim), dash(r.InstanceID), dash(r.Node), rel(r.ScheduledAt), rel(r.StartedAt), r.Phase)
+		_ = created
+	}
+	p("\nNODECLAIM\tNODEPOOL\tTYPE\tZONE\tCAPACITY\tCREATED\tLAUNCHED\tREGISTERED\tINITIALIZED\tDELETED\tDISRUPTION\n")
+	for _, r := range ev.NodeClaims {
+		created := r.Created
+		p("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.NodePool, dash(r.InstanceType), dash(r.Zone), dash(r.CapacityType),
+			rel(&created), rel(r.Launched), rel(r.Registered), rel(r.Initialized), rel(r.Deleted), dash(r.DisruptionReason))
+	}
+	p("\nINSTANCE\tTYPE\tZONE\tCAPACITY\tSTATE\tLAUNCHED\tTERMINATED\tVOLUMES\tENIS\tUSD/H\tCOST\n")
+	for _, r := range ev.Instances {
+		launched := r.LaunchTime
+		var vols, enis []string
+		for _, v := range r.Volumes {
+			vols = append(vols, fmt.Sprintf("%s %dGiB %s %s%s", v.ID, v.SizeGiB, v.Type, encryption(v.Encrypted), gone(v.Deleted)))
+		}
+		for _, n := range r.ENIs {
+			enis = append(enis, n.ID+gone(n.Deleted))
+		}
+		p("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t$%.6f\n", r.ID, r.Type, r.Zone, r.CapacityType, r.State, rel(&launched), rel(r.TerminatedAt),
+			strings.Join(vols, "; "), strings.Join(enis, "; "), r.PricePerHour, r.CostUSD)
+	}
+	if len(ev.Launches) > 0 {
+		p("\nLAUNCH CALL\tTIME\tCALLER\tNODECLAIM\tRESULT\n")
+		for _, c := range ev.Launches {
+			t := c.Time
+			result := strings.Join(c.Created, " ")
+			if c.ErrorCode != "" {
+				result = c.ErrorCode + ": " + c.Reason
+			}
+			p("%s %s\t%s\t%s\t%s\t%s\n", c.Action, c.RequestID, rel(&t), c.Caller, dash(c.NodeClaim), result)
+		}
+	}
+	if len(ev.Leaks) > 0 {
+		p("\nLEAKED INSTANCE\tNODECLAIM TAG\tLEAKED SINCE\tCOST\n")
+		for _, l := range ev.Leaks {
+			since := l.Since
+			p("%s\t%s\t%s\t$%.6f\n", l.InstanceID, dash(l.NodeClaim), rel(&since), l.CostUSD)
+		}
+	}
+	p("\nCOST BY TAG\tVALUE\tUSD\tRESOURCES\n")
+	for _, key := range CostTagKeys {
+		for _, g := range ev.Cost.ByTag[key] {
+			p("%s\t%s\t$%.6f\t%d\n", key, orNone(g.Value), g.USD, len(g.Resources))
+		}
+	}
+	p("total\t\t$%.6f\t(now $%.4f/h)\n", ev.Cost.TotalUSD, ev.Cost.HourlyNowUSD)
+	return tw.Flush()
+}
+
+// origin is the time relative times count from: the first workload pod, else the first instance.
+func (ev *Evidence) origin() time.Time {
+	var t time.Time
+	for _, r := range ev.Pods {
+		if t.IsZero() || r.Created.Before(t) {
+			t = r.Created
+		}
+	}
+	for _, r := range ev.Instances {
+		if t.IsZero() || r.LaunchTime.Before(t) {
+			t = r.LaunchTime
+		}
+	}
+	if t.IsZero() {
+		t = ev.TakenAt
+	}
+	return t
+}
+
+func short(uid string) string {
+	if len(uid) > 8 {
+		return uid[:8]
+	}
+	return uid
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(untagged)"
+	}
+	return s
+}
+
+func gone(deleted bool) string {
+	if deleted {
+		return " (deleted)"
+	}
+	return ""
+}
+
+func encryption(e *bool) string {
+	switch {
+	case e == nil:
+		return "encryption?"
+	case *e:
+		return "encrypted"
+	}
+	return "UNENCRYPTED"
+}

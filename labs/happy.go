@@ -1,0 +1,70 @@
+package labs
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// The happy path is the seed's incident: ten render workers Pending because their memory
+// requests fit no node, until a bounded NodePool lets Karpenter buy exactly what they ask.
+const (
+	zibaNamespace  = "ziba"
+	renderWorker   = "ziba-render-worker"
+	renderReplicas = 10
+	renderSelector = "app.kubernetes.io/name=ziba-render-worker"
+	generalPool    = "ziba-general"
+)
+
+func init() {
+	register(&Lab{
+		Name:  "happy-path",
+		Title: "From Pending pods to running workers, through a bounded NodePool",
+		Summary: `Ten ziba-render-worker pods wait Pending: their 6 GiB memory requests fit no node.
+Write a bounded NodePool and a governed EC2NodeClass; check proves every pod's chain,
+Pending pod UID -> NodeClaim -> EC2 instance -> Node -> started pod, in time order, with
+encrypted disks, IMDSv2 and cost tags on the EC2 side.`,
+		Checklist: []string{
+			"A successful test correlates pod, NodeClaim, instance, Node, workload, and customer outcome.",
+			"EC2NodeClass resolves only approved subnets, security groups, IAM role, immutable AMI, encrypted storage, and tags.",
+			"NodePools are mutually understandable, bounded, and do not overlap accidentally.",
+		},
+		Stage: stageHappy,
+		Grade: func(g *Grading) []Check {
+			ev := g.Evidence
+			pods := ev.podsOf(zibaNamespace, renderWorker)
+			chain, order := checkChains(ev, pods)
+			return []Check{
+				checkRunning(ev, zibaNamespace, renderWorker, renderReplicas),
+				chain,
+				order,
+				checkBounded(g, generalPool),
+				checkWithinLimits(g, generalPool),
+				checkGoverned(ev, generalPool),
+				checkCostTags(ev, generalPool),
+				checkNoLeaks(ev),
+			}
+		},
+	})
+}
+
+func stageHappy(ctx context.Context, e *Env, out io.Writer, opts StageOptions) error {
+	if err := e.ApplyExercise(ctx, "happy-path", "workload.yaml", out); err != nil {
+		return err
+	}
+	if !opts.Solution {
+		if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, renderSelector, renderReplicas, "Pending (Unschedulable)", "Running"); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nThe render workers are Pending. Your task: karplab lab get happy-path, complete nodepool.yaml, apply it, then karplab check happy-path\n")
+		return nil
+	}
+	if err := e.ApplySolution(ctx, "happy-path", out); err != nil {
+		return err
+	}
+	if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, renderSelector, renderReplicas, "Running"); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nAll %d render workers run. Grade it: karplab check happy-path; read it: karplab evidence\n", renderReplicas)
+	return nil
+}

@@ -1,0 +1,130 @@
+package labs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karplab/karplab/exercises"
+	"github.com/karplab/karplab/solutions"
+)
+
+// applyFile applies one embedded manifest file (exercises or solutions) and reports it.
+func (e *Env) applyFile(ctx context.Context, fsys fs.FS, path string, out io.Writer) error {
+	data, err := fs.ReadFile(fsys, path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	objs, err := DecodeManifests(path, data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, " applying %s\n", path)
+	return e.Apply(ctx, objs, out)
+}
+
+// ApplyExercise applies a lab's exercise file (e.g. the workload) as staging does.
+func (e *Env) ApplyExercise(ctx context.Context, lab, file string, out io.Writer) error {
+	return e.applyFile(ctx, exercises.FS, lab+"/"+file, out)
+}
+
+// ApplySolution applies every manifest of a lab's solution directory.
+func (e *Env) ApplySolution(ctx context.Context, lab string, out io.Writer) error {
+	names, _, err := readManifests(solutions.FS, lab)
+	if err != nil {
+		return fmt.Errorf("reading the %s solution: %w", lab, err)
+	}
+	for _, name := range names {
+		if err := e.applyFile(ctx, solutions.FS, name, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitFor polls cond until it holds, printing its status line whenever it changes.
+func waitFor(ctx context.Context, out io.Writer, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	last := ""
+	for {
+		ok, status, err := cond(ctx)
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if status != last {
+			fmt.Fprintf(out, " ... %s\n", status)
+			last = status
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: gave up after %s (last: %s)", what, timeout, last)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// podPhases counts the pods matching selector in ns by phase (Pending split by whether
+// the scheduler has marked them Unschedulable).
+func (e *Env) podPhases(ctx context.Context, ns, selector string) (map[string]int, int, error) {
+	pods, err := e.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, 0, err
+	}
+	counts := map[string]int{}
+	for _, p := range pods.Items {
+		phase := string(p.Status.Phase)
+		if p.DeletionTimestamp != nil {
+			phase = "Terminating"
+		}
+		for _, c := range p.Status.Conditions {
+			if p.Status.Phase == corev1.PodPending && c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonUnschedulable {
+				phase = "Pending (Unschedulable)"
+			}
+		}
+		counts[phase]++
+	}
+	return counts, len(pods.Items), nil
+}
+
+// waitPods waits until want pods matching selector are in one of the phases.
+func (e *Env) waitPods(ctx context.Context, out io.Writer, timeout time.Duration, ns, selector string, want int, phases ...string) error {
+	return waitFor(ctx, out, timeout, fmt.Sprintf("%d pods %v", want, phases), func(ctx context.Context) (bool, string, error) {
+		counts, total, err := e.podPhases(ctx, ns, selector)
+		if err != nil {
+			return false, "", err
+		}
+		n := 0
+		for _, ph := range phases {
+			n += counts[ph]
+		}
+		return n == want && total == want, fmt.Sprintf("%d %s pods: %s", total, ns, formatCounts(counts)), nil
+	})
+}
+
+// formatCounts renders phase counts as "8 Pending (Unschedulable), 2 Running".
+func formatCounts(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	if len(parts) == 0 {
+		return "none yet"
+	}
+	return strings.Join(parts, ", ")
+}
