@@ -320,4 +320,3 @@ func vmRSS(pid int) int64 {
 	}
 	return 0
 }
-
