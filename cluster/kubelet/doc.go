@@ -9,8 +9,14 @@
 // dead machine would. A small stand-in for the cloud-controller-manager's node lifecycle
 // controller deletes Nodes whose instance no longer exists.
 //
+// Optionally (Options.ManageKWOKProviderNodes) one more kwok controller keeps the Nodes of
+// Karpenter's own kwok provider (label kwok.x-k8s.io/node=fake) Ready, for --provider kwok.
+//
 // Bootstrap can be broken, realistically (a custom user-data script that exits non-zero) or
 // programmatically (Kubelet.BreakBootstrap): the instance runs but no Node ever registers.
+//
+// kwok v0.8's controller has no Stop: a stopped node's controller leaves about five idle
+// goroutines behind (its event broadcaster and delay queues), a bounded cost per node lifetime.
 //
 // It imports cluster/bootstrap, the EC2 SDK, client-go and kwok. It must not import fakeec2
 // (tests may), Karpenter, labs or cmd.
