@@ -1,0 +1,101 @@
+package labs
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the current output")
+
+// Reports print local times; golden files are written in UTC.
+func init() { time.Local = time.UTC }
+
+// loadSnapshot reads a snapshot a real lab run saved (karplab evidence --snapshot FILE, gzipped).
+func loadSnapshot(t *testing.T, name string) *Snapshot {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name+".snapshot.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Snapshot
+	if err := json.NewDecoder(zr).Decode(&s); err != nil {
+		t.Fatalf("decoding snapshot %s: %v", name, err)
+	}
+	return &s
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./labs -run %s -update to create it)", err, t.Name())
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got), rerun with -update if the change is intended:\n%s", name, diff)
+	}
+}
+
+// The snapshots are real runs of the happy path: the seed's manifests (solution) and the
+// untouched exercise. Their correlation and grading are pinned by golden files.
+func TestGoldenHappyPath(t *testing.T) {
+	lab, err := Get("happy-path")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		wantPass   bool
+		wantFailed []string
+	}{
+		{name: "happy-solution", wantPass: true},
+		{name: "happy-exercise", wantFailed: []string{"nodepool-bounded", "limits-respected", "machines-governed", "cost-tags"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := loadSnapshot(t, tt.name)
+			ev := Correlate(snap)
+			var evText, evJSON, report bytes.Buffer
+			if err := ev.WriteText(&evText); err != nil {
+				t.Fatal(err)
+			}
+			enc := json.NewEncoder(&evJSON)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(ev); err != nil {
+				t.Fatal(err)
+			}
+			r := lab.GradeSnapshot(t.Context(), nil, snap)
+			if err := r.WriteText(&report); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name+".evidence.txt", evText.Bytes())
+			golden(t, tt.name+".evidence.json", evJSON.Bytes())
+			golden(t, tt.name+".report.txt", report.Bytes())
+			if r.Passed != tt.wantPass {
+				t.Errorf("report passed = %t, want %t", r.Passed, tt.wantPass)
+			}
+			if diff := cmp.Diff(tt.wantFailed, r.Failed()); diff != "" {
+				t.Errorf("failed checks (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
