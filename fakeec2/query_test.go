@@ -1,0 +1,141 @@
+package fakeec2
+
+import (
+	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseQuery(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		wantErr bool
+		check   func(q *query) any
+		want    any
+	}{
+		{name: "list in index order, gaps allowed", body: "InstanceId.10=c&InstanceId.2=b&InstanceId.1=a",
+			check: func(q *query) any { return q.strs("InstanceId") }, want: []string{"a", "b", "c"}},
+		{name: "filters", body: "Filter.1.Name=tag%3Akarpenter.sh%2Fnodepool&Filter.1.Value.1=x&Filter.1.Value.2=y&Filter.2.Name=instance-state-name&Filter.2.Value.1=running",
+			check: func(q *query) any { fs, _ := q.filters(); return fs },
+			want:  []filter{{Name: "tag:karpenter.sh/nodepool", Values: []string{"x", "y"}}, {Name: "instance-state-name", Values: []string{"running"}}}},
+		{name: "nested overrides", body: "LaunchTemplateConfigs.1.Overrides.2.InstanceType=m5.large&LaunchTemplateConfigs.1.Overrides.1.InstanceType=c5.large",
+			check: func(q *query) any {
+				var out []string
+				for _, o := range q.list("LaunchTemplateConfigs")[0].list("Overrides") {
+					out = append(out, o.str("InstanceType"))
+				}
+				return out
+			}, want: []string{"c5.large", "m5.large"}},
+		{name: "tag specs", body: "TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=a&TagSpecification.1.Tag.1.Value=1&TagSpecification.1.Tag.2.Key=b",
+			check: func(q *query) any { ts, _ := q.tagSpecs("TagSpecification"); return ts },
+			want:  []tagSpec{{ResourceType: "instance", Tags: []Tag{{Key: "a", Value: "1"}, {Key: "b", Value: ""}}}}},
+		{name: "zero index", body: "InstanceId.0=a", wantErr: true},
+		{name: "leading zero index", body: "InstanceId.01=a", wantErr: true},
+		{name: "empty segment", body: "Filter..Name=a", wantErr: true},
+		{name: "value and structure", body: "Filter.1=a&Filter.1.Name=b", wantErr: true},
+		{name: "bad escape", body: "Action=%zz", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := parseQueryString(tt.body)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if diff := cmp.Diff(tt.want, tt.check(q)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWildMatch(t *testing.T) {
+	tests := []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"ziba-*", "ziba-general", true}, {"ziba-*", "batch", false}, {"*", "", true}, {"?7g.*", "c7g.large", true},
+		{"?7g.*", "c7i.large", false}, {"a*b*c", "axxbyyc", true}, {"a*b*c", "axxbyy", false}, {"exact", "exact", true},
+		{"amazon-eks-node-al2023-x86_64-standard-1.34-*", "amazon-eks-node-al2023-x86_64-standard-1.34-v20261101", true},
+	}
+	for _, tt := range tests {
+		if got := wildMatch(tt.pattern, tt.s); got != tt.want {
+			t.Errorf("wildMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestCallerFromAuth(t *testing.T) {
+	tests := []struct{ header, want string }{
+		{"AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20261102/eu-west-2/ec2/aws4_request, SignedHeaders=host, Signature=abc", "AKIAEXAMPLE"},
+		{"", "anonymous"},
+		{"AWS4-HMAC-SHA256 Credential=/x", "anonymous"},
+	}
+	for _, tt := range tests {
+		if got := callerFromAuth(tt.header); got != tt.want {
+			t.Errorf("callerFromAuth(%q) = %q, want %q", tt.header, got, tt.want)
+		}
+	}
+}
+
+// FuzzParseQuery feeds arbitrary form bodies to the parser and then to the whole server:
+// the parser must agree with url.ParseQuery on every value it accepts, and no request may
+// panic or answer anything but EC2 XML (no InternalError).
+func FuzzParseQuery(f *testing.F) {
+	for _, s := range []string{
+		"Action=DescribeInstances&Filter.1.Name=tag%3Aa&Filter.1.Value.1=b&MaxResults=5",
+		"Action=RunInstances&ImageId=ami-0000000000000000b&InstanceType=m5.large&MinCount=1&MaxCount=2&TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=k",
+		"Action=CreateFleet&Type=instant&LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName=x&LaunchTemplateConfigs.1.Overrides.1.InstanceType=m5.large&TargetCapacitySpecification.TotalTargetCapacity=1",
+		"Action=CreateLaunchTemplate&LaunchTemplateName=abc&LaunchTemplateData.ImageId=ami-0000000000000000b&LaunchTemplateData.BlockDeviceMapping.1.DeviceName=/dev/xvda&LaunchTemplateData.BlockDeviceMapping.1.Ebs.VolumeSize=80",
+		"Action=TerminateInstances&InstanceId.1=i-00000000000000001",
+		"Action=CreateTags&ResourceId.1=subnet-00000000000000001&Tag.1.Key=a&Tag.1.Value=b",
+		"Action=DescribeSpotPriceHistory&StartTime=2026-11-02T09:00:00Z&NextToken=c2VxOjM",
+		"InstanceId.0=a", "Filter..Name=x", "a.1=b&a.1.c=d", "%zz",
+	} {
+		f.Add(s)
+	}
+	srv, err := New(Options{Clock: NewFakeClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)), IDs: NewSequentialIDs(), BootDelay: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer srv.Close()
+	f.Fuzz(func(t *testing.T, body string) {
+		q, err := parseQueryString(body)
+		if err == nil {
+			form, _ := url.ParseQuery(body)
+			for k, vs := range form {
+				if n := q.get(k); n == nil || n.val != vs[0] {
+					t.Fatalf("key %q: parsed %+v, form has %q", k, n, vs[0])
+				}
+			}
+		}
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		var root struct {
+			XMLName xml.Name
+			Errors  struct {
+				Code string `xml:"Error>Code"`
+			} `xml:"Errors"`
+		}
+		if err := xml.Unmarshal(rec.Body.Bytes(), &root); err != nil {
+			t.Fatalf("answer is not XML: %v\n%s", err, rec.Body.String())
+		}
+		if rec.Code == http.StatusInternalServerError && root.Errors.Code == CodeInternalError {
+			t.Fatalf("InternalError for %q: %s", body, rec.Body.String())
+		}
+		if rec.Code == http.StatusOK && !strings.HasSuffix(root.XMLName.Local, "Response") {
+			t.Fatalf("200 with root %q", root.XMLName.Local)
+		}
+	})
+}
