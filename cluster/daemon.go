@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -23,7 +22,7 @@ import (
 	"github.com/karplab/karplab/fakeec2"
 )
 
-// daemonCommand is the hidden CLI verb that runs the daemon; isDaemon looks for it.
+// daemonCommand is the hidden CLI verb that runs the daemon in the background.
 const daemonCommand = "daemon"
 
 // DaemonConfig configures one lab daemon.
@@ -301,7 +300,7 @@ func (h Home) claimPIDFile() error {
 	for attempt := 0; attempt < 2; attempt++ {
 		f, err := os.OpenFile(h.PIDFile(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err == nil {
-			_, werr := f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+			_, werr := f.WriteString(pidFileContent())
 			cerr := f.Close()
 			return errors.Join(werr, cerr)
 		}

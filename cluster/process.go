@@ -11,8 +11,8 @@ import (
 )
 
 // daemonPID returns the PID of the running lab daemon of this home. A PID file left by a
-// crashed daemon (no such process, or a process that is not a karplab daemon) is stale: it is
-// removed along with the state file, and ErrNotRunning is returned.
+// crashed daemon (no such process, or a process that is not the one that wrote it) is
+// stale: it is removed along with the state file, and ErrNotRunning is returned.
 func (h Home) daemonPID() (int, error) {
 	b, err := os.ReadFile(h.PIDFile())
 	if errors.Is(err, os.ErrNotExist) {
@@ -21,30 +21,42 @@ func (h Home) daemonPID() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading pid file: %w", err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || !isDaemon(pid) {
+	fields := strings.Fields(string(b))
+	var pid int
+	if len(fields) > 0 {
+		pid, _ = strconv.Atoi(fields[0])
+	}
+	if pid <= 0 || len(fields) < 2 || !alive(pid) || processStart(pid) != fields[1] {
 		h.removeRuntimeFiles()
 		return 0, ErrNotRunning
 	}
 	return pid, nil
 }
 
-// isDaemon reports whether pid is alive and is a `karplab daemon` process (PIDs get reused).
-func isDaemon(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+// pidFileContent identifies this process: its PID and its start time, since PIDs get reused
+// and a daemon may run as `karplab daemon`, `karplab start --foreground` or inside a test.
+func pidFileContent() string {
+	pid := os.Getpid()
+	return fmt.Sprintf("%d %s\n", pid, processStart(pid))
+}
+
+// processStart is the process's start time in clock ticks since boot (/proc/PID/stat field
+// 22), or "" when it cannot be read.
+func processStart(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return ""
 	}
-	args := bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0})
-	for _, a := range args[1:] {
-		if string(a) == daemonCommand {
-			return true
-		}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return ""
 	}
-	return false
+	// After the command name: field 3 (state) onwards; starttime is field 22.
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
 }
 
 // alive reports whether pid still exists (and is not a zombie).

@@ -1,0 +1,164 @@
+package labs
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karplab/karplab/cluster"
+)
+
+// lab is the one lab daemon this test package runs (in-process, like `karplab start
+// --foreground`), shared by every TestIntegration test; each test resets it first.
+var lab struct {
+	env  *Env
+	home cluster.Home
+	err  error // why it is not running
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		lab.err = errors.New("-short: the lab daemon is not started")
+		os.Exit(m.Run())
+	}
+	stop, err := startLab()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the lab:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+func startLab() (stop func(), err error) {
+	dir, err := os.MkdirTemp("", "karplab-labs-test")
+	if err != nil {
+		return nil, err
+	}
+	// The Karpenter child is the real binary, re-executed by the daemon.
+	exe := filepath.Join(dir, "karplab")
+	build := exec.Command("go", "build", "-o", exe, "../cmd/karplab")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("building karplab: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ec2Addr := ln.Addr().String()
+	ln.Close()
+
+	home := cluster.Home(filepath.Join(dir, "home"))
+	logFile, err := os.Create(filepath.Join(dir, "daemon.log"))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- cluster.RunDaemon(ctx, cluster.DaemonConfig{
+			Home:       home,
+			EC2Addr:    ec2Addr,
+			Executable: exe,
+			Logger:     slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		})
+	}()
+	stop = func() {
+		cancel()
+		<-done
+		logFile.Close()
+		if os.Getenv("KARPLAB_KEEP_TEST_HOME") == "" {
+			os.RemoveAll(dir)
+		} else {
+			fmt.Fprintln(os.Stderr, "lab home kept at", dir)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		st, err := home.ReadState()
+		if err == nil && st.Phase == cluster.PhaseReady {
+			break
+		}
+		if err == nil && st.Phase == cluster.PhaseFailed {
+			stop()
+			return nil, errors.New(st.Error)
+		}
+		select {
+		case err := <-done:
+			stop()
+			return nil, fmt.Errorf("the daemon ended during start-up: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, errors.New("the lab was not ready after 5 minutes")
+		}
+	}
+	env, err := NewEnv(ctx, home)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	lab.env, lab.home = env, home
+	return stop, nil
+}
+
+// freshLab resets the shared lab and returns it; it skips the test when there is no lab.
+func freshLab(t *testing.T) *Env {
+	t.Helper()
+	if lab.env == nil {
+		t.Skipf("no lab: %v", lab.err)
+	}
+	var progress strings.Builder
+	if err := cluster.Reset(t.Context(), lab.home, &progress); err != nil {
+		t.Fatalf("resetting the lab: %v\n%s", err, progress.String())
+	}
+	return lab.env
+}
+
+// testOut collects a test's progress output, shown only when it fails.
+func testOut(t *testing.T) io.Writer {
+	t.Helper()
+	var b strings.Builder
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("progress:\n%s", b.String())
+		}
+	})
+	return &b
+}
+
+// checkUntil grades lab repeatedly until its verdict is want (or timeout), returning the last report.
+func checkUntil(t *testing.T, e *Env, l *Lab, want bool, timeout time.Duration) *Report {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r, err := l.Check(t.Context(), e)
+		if err != nil {
+			t.Fatalf("check %s: %v", l.Name, err)
+		}
+		if r.Passed == want || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+func reportText(r *Report) string {
+	var b strings.Builder
+	r.WriteText(&b)
+	return b.String()
+}
