@@ -2,13 +2,17 @@
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 
-.PHONY: build test test-short bench fuzz lint clean generate
+.PHONY: build start test test-short bench fuzz lint clean generate
 
 # Stamp the Kubernetes version the embedded components report (/version, kubectl version).
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
 
 build:
 	$(GO) build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o bin/karplab ./cmd/karplab
+
+# The lab's main job: build, then start the lab daemon (returns once everything is Ready).
+start: build
+	bin/karplab start
 
 # What CI runs: every package, integration tests included.
 test:
