@@ -339,6 +339,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 				Tags: tagsMap(v.Tags), Caller: spec.caller})
 		}
 		s.instances[in.ID] = in
+		s.instTags.add(in.ID, in.Tags)
 		s.save(bucketInstances, in.ID, in)
 		s.scheduleDeadline(in)
 		s.startLedger(&LedgerEntry{ResourceID: in.ID, ResourceType: "instance", Type: in.InstanceType,
@@ -856,6 +857,8 @@ func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 				}
 			}
 		}
+	} else if cands, ok := s.instanceCandidates(fs); ok {
+		items = filterSlice(cands, pred)
 	} else {
 		for _, in := range s.instances {
 			if pred(in) {

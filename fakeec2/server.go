@@ -88,6 +88,7 @@ type Server struct {
 	ledger    map[string]*LedgerEntry
 	policy    Policy
 	faults    []Fault
+	instTags  tagIndex
 	ipUsed    map[string]map[uint32]bool // subnet -> host offsets in use
 	ipNext    map[string]uint32
 	deadlines deadlineHeap
@@ -191,6 +192,7 @@ func regionShort(region string) string {
 
 func (s *Server) resetMaps(all bool) {
 	s.instances = map[string]*instance{}
+	s.instTags = tagIndex{}
 	s.volumes = map[string]*volume{}
 	s.enis = map[string]*networkInterface{}
 	s.templates = map[string]*launchTemplate{}
@@ -263,6 +265,7 @@ func (s *Server) load() (seeded bool, err error) {
 	}
 	for _, in := range s.instances {
 		s.scheduleDeadline(in)
+		s.instTags.add(in.ID, in.Tags)
 	}
 	return true, nil
 }
@@ -445,6 +448,7 @@ func (s *Server) advanceLocked(now time.Time) {
 				continue
 			}
 			delete(s.instances, in.ID)
+			s.instTags.remove(in.ID, in.Tags)
 			s.remove(bucketInstances, in.ID)
 			continue
 		default:

@@ -146,7 +146,11 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, t := range targets {
-			*t.tags = setTags(*t.tags, tags)
+			if in, ok := t.record.(*instance); ok {
+				s.setInstanceTags(in, setTags(in.Tags, tags))
+			} else {
+				*t.tags = setTags(*t.tags, tags)
+			}
 			s.save(t.bucket, t.id, t.record)
 			s.syncLedgerTags(t.id, *t.tags)
 		}
@@ -183,10 +187,14 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, t := range targets {
-			if len(dels) == 0 {
-				*t.tags = nil // no Tag parameter: delete every tag
+			next := []Tag(nil) // no Tag parameter: delete every tag
+			if len(dels) > 0 {
+				next = deleteTags(*t.tags, dels)
+			}
+			if in, ok := t.record.(*instance); ok {
+				s.setInstanceTags(in, next)
 			} else {
-				*t.tags = deleteTags(*t.tags, dels)
+				*t.tags = next
 			}
 			s.save(t.bucket, t.id, t.record)
 			s.syncLedgerTags(t.id, *t.tags)
