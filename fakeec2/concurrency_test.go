@@ -99,3 +99,31 @@ func TestIntegrationConcurrentClients(t *testing.T) {
 	e.restart()
 	check("after restart")
 }
+
+// TestIntegrationStockHTTPClientRetries uses the SDK's own HTTP client, whose connections
+// a fast local server sometimes sees dropped (see NewHTTPClient): the SDK retries, and
+// ClientToken idempotency keeps every launch single.
+func TestIntegrationStockHTTPClientRetries(t *testing.T) {
+	e := newEnv(t)
+	subnets, _, amd64, _ := e.discover()
+	c := newClient(t, e.url, karpenterKey, stockHTTP, func(o *ec2.Options) { o.RetryMaxAttempts = 10 })
+	const n = 150
+	for i := 0; i < n; i++ {
+		if _, err := c.RunInstances(e.ctx, &ec2.RunInstancesInput{ImageId: aws.String(amd64), InstanceType: "m5.large",
+			MinCount: aws.Int32(1), MaxCount: aws.Int32(1), SubnetId: subnets[i%3].SubnetId}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(e.describe()); got != n {
+		t.Errorf("%d instances after %d RunInstances calls", got, n)
+	}
+	replays, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Action: "RunInstances"})
+	e.must(err)
+	r := 0
+	for _, ev := range replays {
+		if ev.Replay {
+			r++
+		}
+	}
+	t.Logf("%d of %d RunInstances calls were SDK retries answered from the ClientToken record", r, n)
+}

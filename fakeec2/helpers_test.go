@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -86,6 +87,8 @@ func (e *env) restart() {
 	e.start()
 }
 
+// newClient returns an SDK client with full middleware (signing, retries, waiters) and
+// fakeec2.NewHTTPClient as its HTTP client; stockHTTP puts the SDK's own back.
 func newClient(t testing.TB, url, accessKey string, optFns ...func(*ec2.Options)) *ec2.Client {
 	t.Helper()
 	cfg, err := config.LoadDefaultConfig(context.Background(),
@@ -97,8 +100,12 @@ func newClient(t testing.TB, url, accessKey string, optFns ...func(*ec2.Options)
 	}
 	return ec2.NewFromConfig(cfg, append([]func(*ec2.Options){func(o *ec2.Options) {
 		o.BaseEndpoint = aws.String(url)
+		o.HTTPClient = fakeec2.NewHTTPClient()
 	}}, optFns...)...)
 }
+
+// stockHTTP uses the SDK's default HTTP client.
+func stockHTTP(o *ec2.Options) { o.HTTPClient = awshttp.NewBuildableClient() }
 
 // noRetry makes faults visible on the first attempt: API errors (throttling, capacity)
 // are not retried. Connection errors still are: smithy-go's request body wrapper returns
