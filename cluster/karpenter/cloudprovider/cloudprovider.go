@@ -5,6 +5,7 @@ import (
 	stderrors "errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -57,6 +58,7 @@ type CloudProvider struct {
 	unavailable     *unavailableOfferings
 	instanceTypes   *instanceTypeProvider
 	launchTemplates *launchTemplateProvider
+	driftInstances  instanceSnapshot
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -540,11 +542,49 @@ func (c *CloudProvider) IsDrifted(ctx context.Context, nodeClaim *karpv1.NodeCla
 	if err != nil {
 		return "", nil
 	}
-	inst, err := c.getInstance(ctx, id)
+	inst, err := c.driftInstances.get(ctx, c, id)
 	if err != nil {
 		return "", cloudprovider.IgnoreNodeClaimNotFoundError(err)
 	}
 	return instanceDrift(obj, inst), nil
+}
+
+// driftCacheTTL is how stale the instance descriptions drift is judged on may be. Karpenter
+// asks IsDrifted of every NodeClaim whenever its pods or Node change; one DescribeInstances
+// each would be hundreds of calls a minute during a scale-up (the real provider batches them).
+const driftCacheTTL = 30 * time.Second
+
+// instanceSnapshot is one listing of the cluster's instances, shared by drift checks.
+type instanceSnapshot struct {
+	mu      sync.Mutex
+	fetched time.Time
+	byID    map[string]*instance
+}
+
+func (s *instanceSnapshot) get(ctx context.Context, c *CloudProvider, id string) (*instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byID == nil || c.now().Sub(s.fetched) > driftCacheTTL {
+		insts, err := c.listInstances(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.byID = map[string]*instance{}
+		for _, i := range insts {
+			s.byID[i.ID] = i
+		}
+		s.fetched = c.now()
+	}
+	if inst, ok := s.byID[id]; ok {
+		return inst, nil
+	}
+	// Launched after the listing (or gone): ask for it alone.
+	inst, err := c.getInstance(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s.byID[id] = inst
+	return inst, nil
 }
 
 func staticDrift(obj *apisv1.EC2NodeClass, nodeClaim *karpv1.NodeClaim) cloudprovider.DriftReason {

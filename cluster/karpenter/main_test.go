@@ -1,0 +1,312 @@
+package karpenter_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/karplab/karplab/cluster/controlplane"
+	"github.com/karplab/karplab/cluster/karpenter"
+	"github.com/karplab/karplab/cluster/kubelet"
+	"github.com/karplab/karplab/fakeec2"
+)
+
+// The test binary doubles as the supervised child: with childEnv set, TestMain runs the
+// mode it names instead of the tests, the way `karplab internal karpenter` runs in the lab.
+const childEnv = "KARPLAB_TEST_CHILD"
+
+// Access keys: the emulator's audit trail tells callers apart by them.
+const (
+	karpenterKey = "AKIAKARPENTERTEST"
+	kubeletKey   = "AKIAKUBELETTEST"
+	testKey      = "AKIATESTOBSERVER"
+)
+
+// env is the lab the integration tests share: one control plane per test binary (its
+// components are process-global), the emulator, the simulated kubelet and a supervised
+// Karpenter child. nil under -short.
+var env *testEnv
+
+type testEnv struct {
+	dir         string
+	cp          *controlplane.ControlPlane
+	rest        *rest.Config
+	kube        kubernetes.Interface
+	client      client.Client
+	dyn         dynamic.Interface
+	srv         *fakeec2.Server
+	endpoint    string
+	ec2         *ec2.Client
+	admin       *fakeec2.AdminClient
+	kubelet     *kubelet.Kubelet
+	sup         *karpenter.Supervisor
+	healthURL   string
+	logFile     string
+	stopKubelet context.CancelFunc
+	kubeletDone chan struct{}
+}
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(child(mode))
+	}
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	var err error
+	env, err = setup()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "setting up the lab: %v\n", err)
+		if env != nil {
+			env.teardown(true)
+		}
+		os.Exit(1)
+	}
+	code := m.Run()
+	env.teardown(code != 0)
+	os.Exit(code)
+}
+
+// child runs one supervised-process mode and returns its exit code.
+func child(mode string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch mode {
+	case "karpenter":
+		opts, err := karpenter.ParseArgs(os.Args[1:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		if err := karpenter.Run(ctx, opts); err != nil {
+			fmt.Fprintf(os.Stderr, "karpenter: %v\n", err)
+			return 1
+		}
+		return 0
+	case "sleep": // until SIGTERM
+		fmt.Println("sleeping")
+		<-ctx.Done()
+		return 0
+	case "stubborn": // ignores SIGTERM: only SIGKILL ends it
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("stubborn")
+		time.Sleep(time.Hour)
+		return 0
+	case "exit":
+		fmt.Println("exiting")
+		return 3
+	}
+	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
+	return 2
+}
+
+func ec2Client(endpoint, key string) *ec2.Client {
+	return ec2.New(ec2.Options{
+		Region:       "eu-west-2",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider(key, "secret", ""),
+	})
+}
+
+func setup() (*testEnv, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "karplab-karpenter-test-")
+	if err != nil {
+		return nil, err
+	}
+	e := &testEnv{dir: dir, logFile: filepath.Join(dir, "karpenter.log")}
+	fmt.Fprintf(os.Stderr, "lab state and logs in %s\n", dir)
+
+	began := time.Now()
+	e.cp, err = controlplane.Start(ctx, controlplane.Config{DataDir: filepath.Join(dir, "controlplane")})
+	if err != nil {
+		return e, fmt.Errorf("starting the control plane: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "control plane up in %s\n", time.Since(began).Round(time.Millisecond))
+	e.rest = e.cp.RESTConfig()
+	e.rest.QPS, e.rest.Burst = 200, 400
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := e.cp.WriteKubeconfig(kubeconfig); err != nil {
+		return e, err
+	}
+	if e.kube, err = kubernetes.NewForConfig(e.rest); err != nil {
+		return e, err
+	}
+	if e.dyn, err = dynamic.NewForConfig(e.rest); err != nil {
+		return e, err
+	}
+	if e.client, err = client.New(e.rest, client.Options{Scheme: clientgoscheme.Scheme}); err != nil {
+		return e, err
+	}
+	if err := karpenter.InstallCRDs(ctx, e.rest); err != nil {
+		return e, err
+	}
+
+	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2")})
+	if err != nil {
+		return e, fmt.Errorf("starting the EC2 emulator: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return e, err
+	}
+	go e.srv.Serve(ln) //nolint:errcheck // returns nil after Close
+	e.endpoint = "http://" + ln.Addr().String()
+	e.ec2 = ec2Client(e.endpoint, testKey)
+	e.admin = fakeec2.NewAdminClient(e.endpoint)
+
+	e.kubelet, err = kubelet.New(kubelet.Options{RESTConfig: e.rest, EC2: ec2Client(e.endpoint, kubeletKey), ClusterName: "karplab"})
+	if err != nil {
+		return e, err
+	}
+	kctx, stopKubelet := context.WithCancel(context.Background())
+	e.stopKubelet, e.kubeletDone = stopKubelet, make(chan struct{})
+	go func() {
+		defer close(e.kubeletDone)
+		if err := e.kubelet.Run(kctx); err != nil {
+			fmt.Fprintf(os.Stderr, "kubelet: %v\n", err)
+		}
+	}()
+
+	health, err := freePort()
+	if err != nil {
+		return e, err
+	}
+	e.healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
+	opts := karpenter.Options{
+		Kubeconfig:      kubeconfig,
+		HealthProbePort: health,
+		// Quick leak collection, so the restart test can see a leak cleaned up.
+		GCMinAge: 5 * time.Second,
+		GCPeriod: 2 * time.Second,
+	}
+	e.sup = &karpenter.Supervisor{
+		Path: os.Args[0],
+		Args: opts.Args(),
+		Env: []string{
+			childEnv + "=karpenter",
+			"KUBECONFIG=" + kubeconfig,
+			"AWS_ENDPOINT_URL=" + e.endpoint,
+			"AWS_REGION=eu-west-2",
+			"AWS_ACCESS_KEY_ID=" + karpenterKey,
+			"AWS_SECRET_ACCESS_KEY=secret",
+			"AWS_EC2_METADATA_DISABLED=true",
+		},
+		LogFile:    e.logFile,
+		MinBackoff: 200 * time.Millisecond,
+	}
+	if err := e.sup.Start(context.Background()); err != nil {
+		return e, err
+	}
+	if err := e.waitKarpenterReady(ctx); err != nil {
+		return e, err
+	}
+	fmt.Fprintf(os.Stderr, "lab up in %s\n", time.Since(began).Round(time.Millisecond))
+	return e, nil
+}
+
+func (e *testEnv) waitKarpenterReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for {
+		resp, err := http.Get(e.healthURL)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("karpenter not ready: %w\n%s", ctx.Err(), e.logTail(30))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// teardown stops everything; keep leaves the state directory (logs) for a failed run.
+func (e *testEnv) teardown(keep bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if e.sup != nil {
+		if err := e.sup.Stop(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping karpenter: %v\n", err)
+		}
+	}
+	if e.stopKubelet != nil {
+		e.stopKubelet()
+		<-e.kubeletDone
+	}
+	if e.srv != nil {
+		_ = e.srv.Close()
+	}
+	if e.cp != nil {
+		if err := e.cp.Stop(); err != nil && !errors.Is(err, controlplane.ErrStopped) {
+			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
+		}
+	}
+	if keep || os.Getenv("KARPLAB_KEEP_TEST_DIR") != "" {
+		fmt.Fprintf(os.Stderr, "kept %s\n", e.dir)
+		return
+	}
+	os.RemoveAll(e.dir)
+}
+
+// logTail is the end of the Karpenter child's log, for failure messages.
+func (e *testEnv) logTail(lines int) string {
+	b, err := os.ReadFile(e.logFile)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return "--- karpenter.log (tail) ---\n" + strings.Join(all, "\n")
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// lab returns the shared lab, skipping the test under -short.
+func lab(t testing.TB) *testEnv {
+	t.Helper()
+	if env == nil {
+		t.Skip("integration test: needs the embedded control plane (skipped with -short)")
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(env.logTail(60))
+		}
+	})
+	return env
+}
