@@ -199,7 +199,7 @@ func (s *Server) Reset() error {
 	for _, e := range s.audit {
 		s.remove(bucketAudit, beUint64(e.Seq))
 	}
-	s.audit = nil
+	s.audit, s.auditReads = nil, 0
 	s.resetIdempotency()
 	s.resetMaps(false)
 	s.saveMeta()

@@ -35,19 +35,54 @@ type AuditEvent struct {
 	Faults []string `json:"faults,omitempty"`
 }
 
+// maxReadOnlyAudit bounds the Describe* events kept: a daemon polled by Karpenter would
+// otherwise grow without end. Mutating calls (and any call that failed) are always kept.
+const maxReadOnlyAudit = 50000
+
 // recordAudit appends the event and queues it for disk.
 func (s *Server) recordAudit(e *AuditEvent) <-chan error {
-	b := []byte(nil)
 	s.auditMu.Lock()
 	defer s.auditMu.Unlock()
 	s.auditSeq++
 	e.Seq = s.auditSeq
 	s.audit = append(s.audit, e)
+	var ops []op
+	if disposable(e) {
+		s.auditReads++
+		if s.auditReads > maxReadOnlyAudit+maxReadOnlyAudit/10 {
+			ops = s.dropOldReadsLocked(s.auditReads - maxReadOnlyAudit)
+		}
+	}
 	if s.persist == nil {
 		return closedErrChan
 	}
-	b, _ = json.Marshal(e) // plain data: cannot fail
-	return s.persist.enqueue([]op{{bucket: bucketAudit, key: beUint64(e.Seq), val: b}})
+	b, _ := json.Marshal(e) // plain data: cannot fail
+	return s.persist.enqueue(append(ops, op{bucket: bucketAudit, key: beUint64(e.Seq), val: b}))
+}
+
+// disposable events are successful read-only calls: the ones the bound may drop.
+func disposable(e *AuditEvent) bool { return e.ReadOnly && e.ErrorCode == "" }
+
+// dropOldReadsLocked forgets the n oldest disposable events; callers hold auditMu.
+func (s *Server) dropOldReadsLocked(n int) []op {
+	var ops []op
+	kept := s.audit[:0]
+	for _, e := range s.audit {
+		if n > 0 && disposable(e) {
+			n--
+			s.auditReads--
+			if s.persist != nil {
+				ops = append(ops, op{bucket: bucketAudit, key: beUint64(e.Seq)})
+			}
+			continue
+		}
+		kept = append(kept, e)
+	}
+	for i := len(kept); i < len(s.audit); i++ {
+		s.audit[i] = nil
+	}
+	s.audit = kept
+	return ops
 }
 
 // AuditQuery selects audit events; zero fields match everything.

@@ -99,9 +99,10 @@ type Server struct {
 	idemOrder []string
 	idemSeq   uint64
 
-	auditMu  sync.RWMutex
-	audit    []*AuditEvent
-	auditSeq uint64
+	auditMu    sync.RWMutex
+	audit      []*AuditEvent
+	auditSeq   uint64
+	auditReads int // disposable events in audit
 
 	httpMu  sync.Mutex
 	httpSrv *http.Server
@@ -258,6 +259,9 @@ func (s *Server) load() (seeded bool, err error) {
 	for _, e := range s.audit {
 		if e.Seq > s.auditSeq {
 			s.auditSeq = e.Seq
+		}
+		if disposable(e) {
+			s.auditReads++
 		}
 	}
 	for _, n := range s.enis {
