@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
@@ -25,6 +27,8 @@ type Snapshot struct {
 	Instances []ec2types.Instance         `json:"instances"`
 	Volumes   []ec2types.Volume           `json:"volumes"`
 	ENIs      []ec2types.NetworkInterface `json:"enis"`
+	// PDBs are the PodDisruptionBudgets as they are now (the recorder keeps no history of them).
+	PDBs []policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
 }
 
 // TakeSnapshot reads both control planes.
@@ -66,5 +70,10 @@ func (e *Env) TakeSnapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		s.ENIs = append(s.ENIs, page.NetworkInterfaces...)
 	}
+	pdbs, err := e.Kube.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing pod disruption budgets: %w", err)
+	}
+	s.PDBs = pdbs.Items
 	return s, nil
 }
