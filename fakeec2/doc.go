@@ -8,8 +8,11 @@
 // audit.go, policy.go, faults.go) never see form values or XML; query.go decodes requests,
 // xml.go and errors.go encode answers, dispatch.go routes by Action, and one file per
 // resource family (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go,
-// images.go, instancetypes.go, tags.go) parses, calls and serialises. admin.go serves
-// the JSON admin API under /_karplab/ and adminclient.go is its typed client.
+// images.go, instancetypes.go, tags.go) parses, calls and serialises. persist.go is the
+// bbolt group-commit writer, idempotency.go the ClientToken records (SDK retries never
+// launch twice), tagindex.go the instance tag index. admin.go serves the JSON admin API
+// under /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go)
+// is the HTTP client SDK users of the emulator should prefer.
 //
 // It knows nothing of Kubernetes: it must not import k8s.io, sigs.k8s.io, cluster or labs.
 package fakeec2

@@ -288,10 +288,14 @@ func (s *Server) Close() error {
 			errs = append(errs, fmt.Errorf("shutting down the listener: %w", err))
 		}
 	}
+	// Later requests (a handler still running without Serve's shutdown) see no persister
+	// rather than a closed queue: every enqueue happens under one of these locks.
 	s.mu.Lock()
 	s.auditMu.Lock()
+	s.idemMu.Lock()
 	p := s.persist
 	s.persist = nil
+	s.idemMu.Unlock()
 	s.auditMu.Unlock()
 	s.mu.Unlock()
 	if err := p.close(); err != nil {
