@@ -56,9 +56,9 @@ func TestIntegrationAWSCLI(t *testing.T) {
 		Reservations []struct {
 			Instances []struct {
 				InstanceId, InstanceType, PrivateIpAddress, PrivateDnsName string
-				State                                                     struct{ Name string }
-				Placement                                                 struct{ AvailabilityZone string }
-				Tags                                                      []struct{ Key, Value string }
+				State                                                      struct{ Name string }
+				Placement                                                  struct{ AvailabilityZone string }
+				Tags                                                       []struct{ Key, Value string }
 			}
 		}
 	}

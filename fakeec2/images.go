@@ -20,8 +20,8 @@ func (s *Server) seedImages() {
 				name := fmt.Sprintf("amazon-eks-node-al2023-%s-standard-%s-v%s", arch, k8s, rel)
 				im := &image{
 					Seq: s.nextSeq(), ID: s.newID("ami"), Name: name, Architecture: arch,
-					Description:  fmt.Sprintf("EKS-optimized Kubernetes node based on Amazon Linux 2023, (k8s: %s, containerd: 2.1.*)", k8s),
-					OwnerID:      EKSImageOwner, OwnerAlias: "amazon", CreationDate: created.Add(9 * time.Hour).UTC(),
+					Description: fmt.Sprintf("EKS-optimized Kubernetes node based on Amazon Linux 2023, (k8s: %s, containerd: 2.1.*)", k8s),
+					OwnerID:     EKSImageOwner, OwnerAlias: "amazon", CreationDate: created.Add(9 * time.Hour).UTC(),
 					RootDeviceName: "/dev/xvda", RootSnapshotID: s.newID("snap"), RootSizeGiB: 20,
 				}
 				s.images[im.ID] = im

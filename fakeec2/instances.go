@@ -811,17 +811,17 @@ var instanceAttrs = attrTable[*instance]{
 		}
 		return out
 	},
-	"instance.group-id":               func(in *instance) []string { return in.SecurityGroups },
-	"group-id":                        func(in *instance) []string { return in.SecurityGroups },
-	"metadata-options.http-tokens":    func(in *instance) []string { return one(in.Metadata.HTTPTokens) },
-	"metadata-options.http-endpoint":  func(in *instance) []string { return one(in.Metadata.HTTPEndpoint) },
-	"root-device-type":                func(in *instance) []string { return one("ebs") },
-	"root-device-name":                func(in *instance) []string { return one(in.RootDeviceName) },
-	"hypervisor":                      func(in *instance) []string { return one("xen") },
-	"virtualization-type":             func(in *instance) []string { return one("hvm") },
-	"tenancy":                         func(in *instance) []string { return one("default") },
-	"placement-group-name":            func(in *instance) []string { return nil },
-	"platform-details":                func(in *instance) []string { return one("Linux/UNIX") },
+	"instance.group-id":              func(in *instance) []string { return in.SecurityGroups },
+	"group-id":                       func(in *instance) []string { return in.SecurityGroups },
+	"metadata-options.http-tokens":   func(in *instance) []string { return one(in.Metadata.HTTPTokens) },
+	"metadata-options.http-endpoint": func(in *instance) []string { return one(in.Metadata.HTTPEndpoint) },
+	"root-device-type":               func(in *instance) []string { return one("ebs") },
+	"root-device-name":               func(in *instance) []string { return one(in.RootDeviceName) },
+	"hypervisor":                     func(in *instance) []string { return one("xen") },
+	"virtualization-type":            func(in *instance) []string { return one("hvm") },
+	"tenancy":                        func(in *instance) []string { return one("default") },
+	"placement-group-name":           func(in *instance) []string { return nil },
+	"platform-details":               func(in *instance) []string { return one("Linux/UNIX") },
 }
 
 func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {

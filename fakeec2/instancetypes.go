@@ -124,8 +124,8 @@ type describeInstanceTypesResponse struct {
 	NextToken     string                `xml:"nextToken,omitempty"`
 }
 
-func i32s(n int32) []string  { return []string{strconv.Itoa(int(n))} }
-func i64s(n int64) []string  { return []string{strconv.FormatInt(n, 10)} }
+func i32s(n int32) []string   { return []string{strconv.Itoa(int(n))} }
+func i64s(n int64) []string   { return []string{strconv.FormatInt(n, 10)} }
 func f64s(f float64) []string { return []string{strconv.FormatFloat(f, 'f', -1, 64)} }
 
 var instanceTypeAttrs = attrTable[*InstanceTypeInfo]{
@@ -135,17 +135,17 @@ var instanceTypeAttrs = attrTable[*InstanceTypeInfo]{
 	"processor-info.sustained-clock-speed-in-ghz": func(it *InstanceTypeInfo) []string {
 		return f64s(it.ClockSpeedGHz)
 	},
-	"supported-virtualization-type":         func(*InstanceTypeInfo) []string { return one("hvm") },
-	"supported-root-device-type":            func(*InstanceTypeInfo) []string { return one("ebs") },
-	"supported-usage-class":                 func(*InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
-	"current-generation":                    func(*InstanceTypeInfo) []string { return one("true") },
-	"bare-metal":                            func(*InstanceTypeInfo) []string { return one("false") },
-	"burstable-performance-supported":       func(*InstanceTypeInfo) []string { return one("false") },
-	"free-tier-eligible":                    func(*InstanceTypeInfo) []string { return one("false") },
-	"hypervisor":                            func(*InstanceTypeInfo) []string { return one("nitro") },
-	"instance-storage-supported":            func(*InstanceTypeInfo) []string { return one("false") },
-	"vcpu-info.default-vcpus":               func(it *InstanceTypeInfo) []string { return i32s(it.VCPUs) },
-	"memory-info.size-in-mib":               func(it *InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
+	"supported-virtualization-type":   func(*InstanceTypeInfo) []string { return one("hvm") },
+	"supported-root-device-type":      func(*InstanceTypeInfo) []string { return one("ebs") },
+	"supported-usage-class":           func(*InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
+	"current-generation":              func(*InstanceTypeInfo) []string { return one("true") },
+	"bare-metal":                      func(*InstanceTypeInfo) []string { return one("false") },
+	"burstable-performance-supported": func(*InstanceTypeInfo) []string { return one("false") },
+	"free-tier-eligible":              func(*InstanceTypeInfo) []string { return one("false") },
+	"hypervisor":                      func(*InstanceTypeInfo) []string { return one("nitro") },
+	"instance-storage-supported":      func(*InstanceTypeInfo) []string { return one("false") },
+	"vcpu-info.default-vcpus":         func(it *InstanceTypeInfo) []string { return i32s(it.VCPUs) },
+	"memory-info.size-in-mib":         func(it *InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
 	"network-info.maximum-network-interfaces": func(it *InstanceTypeInfo) []string {
 		return i32s(it.MaxENIs)
 	},
@@ -248,7 +248,7 @@ type describeOfferingsResponse struct {
 }
 
 type offering struct {
-	seq                   uint64
+	seq                    uint64
 	typ, locType, location string
 }
 

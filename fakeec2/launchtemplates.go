@@ -322,12 +322,12 @@ type xmlLTData struct {
 	Monitoring          *struct {
 		Enabled string `xml:"enabled"`
 	} `xml:"monitoring,omitempty"`
-	NetworkInterfaces []xmlLTNetIf      `xml:"networkInterfaceSet>item"`
-	Placement         *xmlLTPlacement   `xml:"placement,omitempty"`
-	SecurityGroupIDs  []string          `xml:"securityGroupIdSet>item"`
-	SecurityGroups    []string          `xml:"securityGroupSet>item"`
-	TagSpecifications []xmlLTTagSpec    `xml:"tagSpecificationSet>item"`
-	UserData          string            `xml:"userData,omitempty"`
+	NetworkInterfaces []xmlLTNetIf    `xml:"networkInterfaceSet>item"`
+	Placement         *xmlLTPlacement `xml:"placement,omitempty"`
+	SecurityGroupIDs  []string        `xml:"securityGroupIdSet>item"`
+	SecurityGroups    []string        `xml:"securityGroupSet>item"`
+	TagSpecifications []xmlLTTagSpec  `xml:"tagSpecificationSet>item"`
+	UserData          string          `xml:"userData,omitempty"`
 }
 
 func optBool(b *bool) string {
@@ -732,4 +732,3 @@ func (s *Server) deleteLaunchTemplate(c *call) (wireResponse, *APIError) {
 	}
 	return resp, nil
 }
-

@@ -43,7 +43,9 @@ func TestIntegrationLifecycle(t *testing.T) {
 		t.Errorf("state right after launch = %s, want pending", in.State.Name)
 	}
 	e.clock.Advance(3 * time.Second)
-	w := ec2.NewInstanceRunningWaiter(e.ec2, func(o *ec2.InstanceRunningWaiterOptions) { o.MinDelay, o.MaxDelay = time.Millisecond, 5*time.Millisecond })
+	w := ec2.NewInstanceRunningWaiter(e.ec2, func(o *ec2.InstanceRunningWaiterOptions) {
+		o.MinDelay, o.MaxDelay = time.Millisecond, 5*time.Millisecond
+	})
 	e.must(w.Wait(e.ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}}, 5*time.Second))
 	in = e.describe(id)[0]
 	tags := tagMap(in.Tags)
@@ -84,7 +86,9 @@ func TestIntegrationLifecycle(t *testing.T) {
 		t.Errorf("terminate answered %s", term.TerminatingInstances[0].CurrentState.Name)
 	}
 	e.clock.Advance(2 * time.Second)
-	tw := ec2.NewInstanceTerminatedWaiter(e.ec2, func(o *ec2.InstanceTerminatedWaiterOptions) { o.MinDelay, o.MaxDelay = time.Millisecond, 5*time.Millisecond })
+	tw := ec2.NewInstanceTerminatedWaiter(e.ec2, func(o *ec2.InstanceTerminatedWaiterOptions) {
+		o.MinDelay, o.MaxDelay = time.Millisecond, 5*time.Millisecond
+	})
 	e.must(tw.Wait(e.ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}}, 5*time.Second))
 	if _, err := e.ec2.DescribeVolumes(e.ctx, &ec2.DescribeVolumesInput{VolumeIds: []string{volID}}); errCode(err) != "InvalidVolume.NotFound" {
 		t.Errorf("volume after termination: %v, want InvalidVolume.NotFound", err)

@@ -166,12 +166,12 @@ type describeENIsResponse struct {
 }
 
 var eniAttrs = attrTable[*networkInterface]{
-	"network-interface-id":       func(n *networkInterface) []string { return one(n.ID) },
-	"subnet-id":                  func(n *networkInterface) []string { return one(n.SubnetID) },
-	"vpc-id":                     func(n *networkInterface) []string { return one(n.VpcID) },
-	"availability-zone":          func(n *networkInterface) []string { return one(n.Zone) },
-	"status":                     func(n *networkInterface) []string { return one(n.Status) },
-	"private-ip-address":         func(n *networkInterface) []string { return one(n.PrivateIP) },
+	"network-interface-id": func(n *networkInterface) []string { return one(n.ID) },
+	"subnet-id":            func(n *networkInterface) []string { return one(n.SubnetID) },
+	"vpc-id":               func(n *networkInterface) []string { return one(n.VpcID) },
+	"availability-zone":    func(n *networkInterface) []string { return one(n.Zone) },
+	"status":               func(n *networkInterface) []string { return one(n.Status) },
+	"private-ip-address":   func(n *networkInterface) []string { return one(n.PrivateIP) },
 	"addresses.private-ip-address": func(n *networkInterface) []string {
 		return one(n.PrivateIP)
 	},
