@@ -27,6 +27,8 @@ type Snapshot struct {
 	Instances []ec2types.Instance         `json:"instances"`
 	Volumes   []ec2types.Volume           `json:"volumes"`
 	ENIs      []ec2types.NetworkInterface `json:"enis"`
+	// Policy is the emulator's IAM-like policy in force (nil in snapshots older than it).
+	Policy *fakeec2.Policy `json:"policy,omitempty"`
 	// PDBs are the PodDisruptionBudgets as they are now (the recorder keeps no history of them).
 	PDBs []policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
 }
@@ -44,6 +46,11 @@ func (e *Env) TakeSnapshot(ctx context.Context) (*Snapshot, error) {
 	if s.Billing, err = e.Admin.Billing(ctx); err != nil {
 		return nil, fmt.Errorf("reading the EC2 billing ledger: %w", err)
 	}
+	policy, err := e.Admin.Policy(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the EC2 policy: %w", err)
+	}
+	s.Policy = &policy
 	instances := ec2.NewDescribeInstancesPaginator(e.EC2, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(1000)})
 	for instances.HasMorePages() {
 		page, err := instances.NextPage(ctx)
