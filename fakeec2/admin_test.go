@@ -67,3 +67,51 @@ func TestIntegrationAdminReset(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIntegrationAuditQuery filters the trail by time, caller, action, resource and error.
+func TestIntegrationAuditQuery(t *testing.T) {
+	e := newEnv(t)
+	subnets, _, amd64, _ := e.discover()
+	first := e.launch("m5.large", amd64, subnets[0], 1, nil)[0]
+	e.clock.Advance(time.Minute)
+	since := e.clock.Now()
+	other := newClient(t, e.url, "AKIAOTHER")
+	out, err := other.RunInstances(e.ctx, &ec2.RunInstancesInput{ImageId: aws.String(amd64), InstanceType: "m5.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1)})
+	e.must(err)
+	second := aws.ToString(out.Instances[0].InstanceId)
+	_, err = e.ec2.TerminateInstances(e.ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}})
+	if errCode(err) != "InvalidInstanceID.NotFound" {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		q    fakeec2.AuditQuery
+		want []string // action:caller
+	}{
+		{"since", fakeec2.AuditQuery{Since: since, MutatingOnly: true}, []string{"RunInstances:AKIAOTHER", "TerminateInstances:" + karpenterKey}},
+		{"caller", fakeec2.AuditQuery{Caller: "AKIAOTHER"}, []string{"RunInstances:AKIAOTHER"}},
+		{"resource", fakeec2.AuditQuery{ResourceID: first}, []string{"RunInstances:" + karpenterKey}},
+		{"resource created by other", fakeec2.AuditQuery{ResourceID: second}, []string{"RunInstances:AKIAOTHER"}},
+		{"error code", fakeec2.AuditQuery{ErrorCode: "InvalidInstanceID.NotFound"}, []string{"TerminateInstances:" + karpenterKey}},
+		{"until", fakeec2.AuditQuery{Until: since.Add(-time.Second), Action: "RunInstances"}, []string{"RunInstances:" + karpenterKey}},
+		{"limit keeps the newest", fakeec2.AuditQuery{Action: "RunInstances", Limit: 1}, []string{"RunInstances:AKIAOTHER"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := e.admin.Audit(e.ctx, tt.q)
+			e.must(err)
+			var got []string
+			for _, x := range ev {
+				got = append(got, x.Action+":"+x.Caller)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	ev, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{ResourceID: second})
+	e.must(err)
+	if p := ev[0].Parameters; p["InstanceType"] != "m5.large" || p["MinCount"] != "1" || ev[0].RequestID == "" || !ev[0].Time.Equal(since) {
+		t.Errorf("recorded event %+v", ev[0])
+	}
+}
