@@ -126,6 +126,7 @@ func ec2Client(endpoint, key string) *ec2.Client {
 	return ec2.New(ec2.Options{
 		Region:       "eu-west-2",
 		BaseEndpoint: aws.String(endpoint),
+		HTTPClient:   fakeec2.NewHTTPClient(),
 		Credentials:  credentials.NewStaticCredentialsProvider(key, "secret", ""),
 	})
 }

@@ -142,7 +142,9 @@ func ec2Client(ctx context.Context, region string) (*ec2.Client, error) {
 	if cfg.Region == "" {
 		cfg.Region = fakeec2.DefaultRegion
 	}
-	return ec2.NewFromConfig(cfg), nil
+	// Request bodies from memory: the SDK's streamed bodies race a server that answers in
+	// microseconds and retry for nothing (see fakeec2.NewHTTPClient); harmless against AWS.
+	return ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.HTTPClient = fakeec2.NewHTTPClient() }), nil
 }
 
 // CheckEC2 is karpenter-provider-aws's startup check: a DryRun DescribeInstanceTypes must be

@@ -49,8 +49,7 @@ type lab struct {
 
 func newLab(t *testing.T) *lab {
 	t.Helper()
-	// A state directory each: an in-memory emulator (no StateDir) hangs on its second
-	// flush (fakeec2 persist.go closedErrChan holds one value instead of being closed).
+	// State on disk, as the lab keeps it.
 	srv, err := fakeec2.New(fakeec2.Options{StateDir: t.TempDir(), BootDelay: -1, ShutdownDelay: -1})
 	if err != nil {
 		t.Fatalf("fakeec2.New: %v", err)
@@ -60,6 +59,7 @@ func newLab(t *testing.T) *lab {
 	api := ec2.New(ec2.Options{
 		Region:       "eu-west-2",
 		BaseEndpoint: aws.String(hs.URL),
+		HTTPClient:   fakeec2.NewHTTPClient(),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIAKARPENTER", "secret", ""),
 	})
 
