@@ -24,7 +24,7 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 		if sup == nil {
 			return nil
 		}
-		before := sup.Status().PID
+		before, restarts := sup.Status().PID, sup.Status().Restarts
 		sup.Restart()
 		deadline := time.Now().Add(time.Minute)
 		for sup.Status().PID == before || !sup.Status().Running {
@@ -33,7 +33,7 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		return waitReady(ctx, sup, healthURL, 2*time.Minute)
+		return waitReady(ctx, sup, healthURL, 2*time.Minute, restarts+1)
 	}
 	return &service{
 		name: "Karpenter controllers (provider " + cfg.Provider + ")",
@@ -74,7 +74,7 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			if err := sup.Start(ctx); err != nil {
 				return "", fmt.Errorf("starting the Karpenter process: %w", err)
 			}
-			if err := waitReady(ctx, sup, healthURL, 3*time.Minute); err != nil {
+			if err := waitReady(ctx, sup, healthURL, 3*time.Minute, 0); err != nil {
 				return "", fmt.Errorf("%w\n%s", err, logTail(cfg.Home.KarpenterLog(), 15))
 			}
 			return fmt.Sprintf("pid %d, metrics %s, log %s", sup.Status().PID, metricsURL, cfg.Home.KarpenterLog()), nil
@@ -97,15 +97,16 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 	}
 }
 
-// waitReady polls url until it answers 200, failing early when the child keeps exiting.
-func waitReady(ctx context.Context, sup *karpenter.Supervisor, url string, timeout time.Duration) error {
+// waitReady polls url until it answers 200, failing early when the child keeps exiting:
+// three more restarts than the baseline (restarts the caller asked for do not count).
+func waitReady(ctx context.Context, sup *karpenter.Supervisor, url string, timeout time.Duration, baseline int) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
 		if ok, _ := probe(ctx, url); ok {
 			return nil
 		}
-		if st := sup.Status(); st.Restarts >= 3 && st.LastExit != nil {
+		if st := sup.Status(); st.Restarts-baseline >= 3 && st.LastExit != nil {
 			return fmt.Errorf("the Karpenter process keeps exiting (last: %s)", st.LastExit.Error)
 		}
 		select {
