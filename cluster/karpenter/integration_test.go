@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -15,9 +17,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/karplab/karplab/cluster/karpenter"
 	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
 )
 
@@ -391,4 +397,68 @@ func TestIntegrationKarpenterRestart(t *testing.T) {
 		sort.Strings(leaked)
 		return len(leaked) == 0, fmt.Sprintf("instances without a NodeClaim: %v", leaked)
 	})
+}
+
+// TestIntegrationKWOKProvider runs Karpenter's stock kwok provider beside the lab's (as
+// `karplab start --provider kwok` does, for comparison): a KWOKNodeClass NodePool gets Nodes
+// with no EC2 instance behind them, and the lab's provider launches nothing for it.
+func TestIntegrationKWOKProvider(t *testing.T) {
+	e := lab(t)
+	ctx := context.Background()
+	health, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(e.dir, "karpenter-kwok.log")
+	sup := &karpenter.Supervisor{
+		Path:    os.Args[0],
+		Args:    karpenter.Options{Provider: karpenter.ProviderKWOK, Kubeconfig: e.kubeconfig, HealthProbePort: health}.Args(),
+		Env:     []string{childEnv + "=karpenter", "KUBECONFIG=" + e.kubeconfig},
+		LogFile: logFile,
+	}
+	if err := sup.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logTail(logFile, 40))
+		}
+		e.resetCluster(t, "ziba-kwok")
+		_ = e.dyn.Resource(nodePoolGVR).Delete(ctx, "kwok", metav1.DeleteOptions{})
+		_ = sup.Stop(ctx)
+	})
+	if err := e.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), logFile); err != nil {
+		t.Fatal(err)
+	}
+	for gvr, obj := range map[schema.GroupVersionResource]string{
+		{Group: "karpenter.kwok.sh", Version: "v1alpha1", Resource: "kwoknodeclasses"}: `{"apiVersion":"karpenter.kwok.sh/v1alpha1","kind":"KWOKNodeClass","metadata":{"name":"default"}}`,
+		nodePoolGVR: `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kwok"},"spec":{"template":{"spec":{
+			"nodeClassRef":{"group":"karpenter.kwok.sh","kind":"KWOKNodeClass","name":"default"},
+			"requirements":[{"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]}]}}}}`,
+	} {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON([]byte(obj)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.dyn.Resource(gvr).Patch(ctx, u.GetName(), types.ApplyPatchType, []byte(obj), metav1.PatchOptions{FieldManager: "test", Force: new(true)}); err != nil {
+			t.Fatalf("applying %s: %v", u.GetKind(), err)
+		}
+	}
+	since := time.Now()
+	e.createDeployment(t, deployment("ziba-kwok", "kwok-demo", 3, "1", "1Gi", map[string]string{karpv1.NodePoolLabelKey: "kwok"}))
+	took := e.waitRunning(t, "ziba-kwok", "kwok-demo", 3, 90*time.Second)
+	t.Logf("3 pods Running on kwok nodes %s after the Deployment was created", took.Round(time.Millisecond))
+	pods, err := e.kube.CoreV1().Pods("ziba-kwok").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		node, err := e.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil || !strings.HasPrefix(node.Spec.ProviderID, "kwok://") {
+			t.Errorf("pod %s runs on %q (provider ID %q), want a kwok Node", p.Name, p.Spec.NodeName, node.Spec.ProviderID)
+		}
+	}
+	if calls := e.karpenterCalls(t, "CreateFleet", since); len(calls) != 0 {
+		t.Errorf("%d CreateFleet calls for the kwok NodePool, want none", len(calls))
+	}
 }

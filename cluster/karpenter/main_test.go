@@ -62,6 +62,7 @@ type testEnv struct {
 	sup         *karpenter.Supervisor
 	healthURL   string
 	logFile     string
+	kubeconfig  string
 	stopKubelet context.CancelFunc
 	kubeletDone chan struct{}
 }
@@ -150,6 +151,7 @@ func setup() (*testEnv, error) {
 	e.rest = e.cp.RESTConfig()
 	e.rest.QPS, e.rest.Burst = 200, 400
 	kubeconfig := filepath.Join(dir, "kubeconfig")
+	e.kubeconfig = kubeconfig
 	if err := e.cp.WriteKubeconfig(kubeconfig); err != nil {
 		return e, err
 	}
@@ -179,7 +181,8 @@ func setup() (*testEnv, error) {
 	e.ec2 = ec2Client(e.endpoint, testKey)
 	e.admin = fakeec2.NewAdminClient(e.endpoint)
 
-	e.kubelet, err = kubelet.New(kubelet.Options{RESTConfig: e.rest, EC2: ec2Client(e.endpoint, kubeletKey), ClusterName: "karplab"})
+	e.kubelet, err = kubelet.New(kubelet.Options{RESTConfig: e.rest, EC2: ec2Client(e.endpoint, kubeletKey), ClusterName: "karplab",
+		ManageKWOKProviderNodes: true})
 	if err != nil {
 		return e, err
 	}
@@ -230,10 +233,15 @@ func setup() (*testEnv, error) {
 }
 
 func (e *testEnv) waitKarpenterReady(ctx context.Context) error {
+	return e.waitReady(ctx, e.healthURL, e.logFile)
+}
+
+// waitReady polls a Karpenter child's /readyz.
+func (e *testEnv) waitReady(ctx context.Context, url, logFile string) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	for {
-		resp, err := http.Get(e.healthURL)
+		resp, err := http.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -242,7 +250,7 @@ func (e *testEnv) waitKarpenterReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("karpenter not ready: %w\n%s", ctx.Err(), e.logTail(30))
+			return fmt.Errorf("karpenter not ready: %w\n%s", ctx.Err(), logTail(logFile, 30))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -277,8 +285,10 @@ func (e *testEnv) teardown(keep bool) {
 }
 
 // logTail is the end of the Karpenter child's log, for failure messages.
-func (e *testEnv) logTail(lines int) string {
-	b, err := os.ReadFile(e.logFile)
+func (e *testEnv) logTail(lines int) string { return logTail(e.logFile, lines) }
+
+func logTail(file string, lines int) string {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return err.Error()
 	}
@@ -286,7 +296,7 @@ func (e *testEnv) logTail(lines int) string {
 	if len(all) > lines {
 		all = all[len(all)-lines:]
 	}
-	return "--- karpenter.log (tail) ---\n" + strings.Join(all, "\n")
+	return "--- " + filepath.Base(file) + " (tail) ---\n" + strings.Join(all, "\n")
 }
 
 func freePort() (int, error) {
