@@ -81,6 +81,9 @@ func runEC2Serve(c *cli.Context, f *ec2ServeFlags) error {
 	if err != nil {
 		return &exitError{code: ExitError, err: fmt.Errorf("starting the EC2 emulator: %w", err)}
 	}
+	// Catch signals before announcing the address: whoever reads it may signal at once.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	l, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		srv.Close()
@@ -92,9 +95,6 @@ func runEC2Serve(c *cli.Context, f *ec2ServeFlags) error {
 	}
 	fmt.Fprintf(c.App.ErrWriter, "fakeec2: serving EC2 (%s) at http://%s (state: %s); admin API at http://%s/_karplab/\n",
 		f.region, l.Addr(), state, l.Addr())
-
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	select {
