@@ -25,6 +25,7 @@ import (
 
 	"github.com/karplab/karplab/cluster/karpenter"
 	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+	"github.com/karplab/karplab/fakeec2"
 )
 
 // TestIntegrationSeedScaleUpAndConsolidation is the course's happy path: the seed NodePool
@@ -461,4 +462,46 @@ func TestIntegrationKWOKProvider(t *testing.T) {
 	if calls := e.karpenterCalls(t, "CreateFleet", since); len(calls) != 0 {
 		t.Errorf("%d CreateFleet calls for the kwok NodePool, want none", len(calls))
 	}
+}
+
+// TestIntegrationUnauthorized: when EC2 denies CreateFleet (the lab's IAM-like policy), no
+// machine exists, the NodeClaim says Unauthorized on its Launched condition, and the
+// audit trail keeps the denial; once the policy allows it the pod runs.
+func TestIntegrationUnauthorized(t *testing.T) {
+	e := lab(t)
+	ctx := context.Background()
+	e.applySeed(t)
+	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{
+		Sid: "karpenter-may-not-launch", Callers: []string{karpenterKey}, DenyActions: []string{"CreateFleet"},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.admin.SetPolicy(ctx, fakeec2.Policy{})
+		e.resetCluster(t, "ziba-denied-iam")
+	})
+	since := time.Now()
+	e.createDeployment(t, deployment("ziba-denied-iam", "ziba-render-worker", 1, "1", "6Gi", nil))
+	waitFor(t, 60*time.Second, 250*time.Millisecond, "a NodeClaim that failed to launch with reason Unauthorized", func() (bool, string) {
+		for _, nc := range e.nodeClaims(t) {
+			if c := nc.StatusConditions().Get(karpv1.ConditionTypeLaunched); c != nil && c.Reason == "Unauthorized" {
+				t.Logf("NodeClaim %s Launched=%s %s: %s", nc.Name, c.Status, c.Reason, c.Message)
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d NodeClaims, none Unauthorized yet", len(e.nodeClaims(t)))
+	})
+	denied, err := e.admin.Audit(ctx, fakeec2.AuditQuery{Caller: karpenterKey, Action: "CreateFleet", ErrorCode: "UnauthorizedOperation", Since: since})
+	if err != nil || len(denied) == 0 {
+		t.Fatalf("audit trail: %v, %d denied CreateFleet calls, want some", err, len(denied))
+	}
+	t.Logf("audit: %s denied: %s", denied[0].Action, denied[0].DenialReason)
+	if live := e.liveInstances(t); len(live) != 0 {
+		t.Errorf("%d instances exist while CreateFleet is denied", len(live))
+	}
+	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{}); err != nil {
+		t.Fatal(err)
+	}
+	took := e.waitRunning(t, "ziba-denied-iam", "ziba-render-worker", 1, 90*time.Second)
+	t.Logf("pod Running %s after the policy allowed CreateFleet", took.Round(time.Millisecond))
 }

@@ -214,7 +214,9 @@ func (c *CloudProvider) launch(ctx context.Context, nc *nodeClassView, nodeClaim
 		}
 		reason, msg := reasonMessage(err)
 		if IsUnauthorized(err) {
-			msg = "EC2 denied CreateFleet: " + msg
+			// Not the real provider's canned "no identity-based policy allows it": here the
+			// denial may be an explicit deny, and the audit trail has the decoded reason.
+			msg = "EC2 answered UnauthorizedOperation: the caller may not launch this fleet (the EC2 audit trail has the decoded reason)"
 		}
 		return nil, cloudprovider.NewCreateError(fmt.Errorf("creating fleet: %w", err), reason, "Error creating fleet request: "+msg)
 	}
