@@ -3,6 +3,7 @@ package fakeec2_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -256,5 +257,67 @@ func BenchmarkConcurrentClients50(b *testing.B) {
 				b.ReportMetric(float64(done.Load())/duration.Seconds(), "req/s")
 			}
 		})
+	}
+}
+
+// BenchmarkConcurrentRawHTTP50: the same read mix from 50 plain net/http clients (form
+// bodies, no SDK signing or XML decoding), for the emulator's own capacity.
+func BenchmarkConcurrentRawHTTP50(b *testing.B) {
+	be := newBenchEnv(b)
+	be.seed(b, 1000)
+	out, err := be.client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []string
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			ids = append(ids, aws.ToString(in.InstanceId))
+		}
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	const clients = 50
+	const duration = 3 * time.Second
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		var done, failed atomic.Int64
+		deadline := time.Now().Add(duration)
+		var wg sync.WaitGroup
+		for c := 0; c < clients; c++ {
+			wg.Add(1)
+			go func(c int) {
+				defer wg.Done()
+				for i := 0; time.Now().Before(deadline); i++ {
+					var form url.Values
+					switch i % 4 {
+					case 1:
+						form = url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"tag:karpenter.sh/nodepool"},
+							"Filter.1.Value.1": {fmt.Sprintf("pool-%03d", i%10)}, "Filter.2.Name": {"instance-type"}, "Filter.2.Value.1": {"c6i.large"}}
+					case 2:
+						form = url.Values{"Action": {"DescribeSubnets"}, "Filter.1.Name": {"tag:karpenter.sh/discovery"}, "Filter.1.Value.1": {"ziba-production"}}
+					default:
+						form = url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {ids[(c*7919+i*31)%len(ids)]}}
+					}
+					form.Set("Version", "2016-11-15")
+					resp, err := client.Post(be.url, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+					if err == nil {
+						_, err = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode != http.StatusOK {
+							err = fmt.Errorf("HTTP %d", resp.StatusCode)
+						}
+					}
+					if err != nil {
+						failed.Add(1)
+					}
+					done.Add(1)
+				}
+			}(c)
+		}
+		wg.Wait()
+		if f := failed.Load(); f > 0 {
+			b.Errorf("%d of %d requests failed", f, done.Load())
+		}
+		b.ReportMetric(float64(done.Load())/duration.Seconds(), "req/s")
 	}
 }
