@@ -1,0 +1,152 @@
+package labs
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2"
+)
+
+func TestIntegrationDeniedPathSolutionPasses(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(deniedLab)
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, time.Minute)
+	if !r.Passed {
+		t.Fatalf("the solution does not pass:\n%s", reportText(r))
+	}
+}
+
+func TestIntegrationDeniedPathExerciseFails(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(deniedLab)
+	out := testOut(t)
+	if err := l.Run(t.Context(), e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ApplyExercise(t.Context(), deniedLab, "nodepool.yaml", out); err != nil {
+		t.Fatal(err)
+	}
+	// The untouched exercise applies; Karpenter tries and the controller's policy refuses it.
+	err := waitFor(t.Context(), out, time.Minute, "Karpenter's denied CreateFleet", func(ctx context.Context) (bool, string, error) {
+		denied, err := e.Admin.Audit(ctx, fakeec2.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID, ErrorCode: "UnauthorizedOperation"})
+		return len(denied) > 0, "", err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, 10*time.Second) // it must not come to pass
+	if r.Passed {
+		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
+	}
+	want := []string{"workload-running", "chain-complete", "refused-by-nodepool", "nodepool-bounded"}
+	if diff := cmp.Diff(want, r.Failed()); diff != "" {
+		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+}
+
+// nodePoolRefuses is the static half of the denied path: a bounded NodePool must refuse each
+// forbidden pod by its own requirements or limits.
+func TestNodePoolRefuses(t *testing.T) {
+	bounded := karpv1.NodePool{Spec: karpv1.NodePoolSpec{
+		Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+			{Key: "karpenter.k8s.aws/instance-category", Operator: corev1.NodeSelectorOpIn, Values: []string{"c", "m", "r"}},
+			{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"eu-west-2a", "eu-west-2b", "eu-west-2c"}},
+		}}},
+		Limits: karpv1.Limits{corev1.ResourceMemory: resource.MustParse("800Gi")},
+	}}
+	broad := karpv1.NodePool{Spec: karpv1.NodePoolSpec{
+		Template: karpv1.NodeClaimTemplate{Spec: karpv1.NodeClaimTemplateSpec{Requirements: []karpv1.NodeSelectorRequirementWithMinValues{
+			{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}},
+		}}},
+	}}
+	zonePod := podWith(corev1.PodSpec{NodeSelector: map[string]string{corev1.LabelTopologyZone: "eu-west-2d"}}, "1Gi")
+	gpuPod := podWith(corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "karpenter.k8s.aws/instance-category", Operator: corev1.NodeSelectorOpIn, Values: []string{"p"}}},
+		}}},
+	}}}, "16Gi")
+	hog := podWith(corev1.PodSpec{}, "900Gi")
+	plain := podWith(corev1.PodSpec{}, "6Gi")
+	tests := []struct {
+		name    string
+		pool    karpv1.NodePool
+		pod     *corev1.Pod
+		refused bool
+	}{
+		{name: "bounded pool refuses zone d", pool: bounded, pod: zonePod, refused: true},
+		{name: "bounded pool refuses category p", pool: bounded, pod: gpuPod, refused: true},
+		{name: "bounded pool refuses 900Gi by its limit", pool: bounded, pod: hog, refused: true},
+		{name: "bounded pool admits a render worker", pool: bounded, pod: plain},
+		{name: "broad pool admits zone d", pool: broad, pod: zonePod},
+		{name: "broad pool admits category p", pool: broad, pod: gpuPod},
+		{name: "broad pool admits 900Gi", pool: broad, pod: hog},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			why := nodePoolRefuses(tt.pool, tt.pod)
+			if (why != "") != tt.refused {
+				t.Errorf("nodePoolRefuses = %q, want refused %t", why, tt.refused)
+			}
+		})
+	}
+}
+
+func podWith(spec corev1.PodSpec, memory string) *corev1.Pod {
+	spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)},
+	}}}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ziba"}, Spec: spec}
+}
+
+// The policy checks must fail on evidence that shows no denial, a denial that created
+// something, an instance launched by someone else, or no policy at all.
+func TestDeniedPolicyChecks(t *testing.T) {
+	encrypted := true
+	good := InstanceRow{ID: "i-1", Type: "m6i.large", Zone: "eu-west-2a", State: "running", HTTPTokens: "required",
+		LaunchedBy: cluster.KarpenterAccessKeyID, Tags: map[string]string{"application": "ziba", "environment": "production", "owner": "platform"},
+		Volumes: []VolumeRow{{ID: "vol-1", Encrypted: &encrypted}}}
+	gpu := good
+	gpu.ID, gpu.Type = "i-2", "p3.2xlarge"
+	byLearner := good
+	byLearner.ID, byLearner.LaunchedBy = "i-3", cluster.LearnerAccessKeyID
+	denial := AuditCall{Action: "RunInstances", Caller: CIAccessKeyID, ErrorCode: "UnauthorizedOperation", Reason: "statement denies ec2:RunInstances"}
+	leaky := denial
+	leaky.Created = []string{"i-9"}
+	policy := DeniedPolicy()
+	tests := []struct {
+		name       string
+		policy     *fakeec2.Policy
+		instances  []InstanceRow
+		launches   []AuditCall
+		wantDenied bool
+		wantPolicy bool
+	}{
+		{name: "clean", policy: &policy, instances: []InstanceRow{good}, launches: []AuditCall{denial}, wantDenied: true, wantPolicy: true},
+		{name: "no denial, no policy", instances: []InstanceRow{good}},
+		{name: "denial created something", policy: &policy, launches: []AuditCall{denial, leaky}, wantPolicy: true},
+		{name: "gpu instance outside the policy", policy: &policy, instances: []InstanceRow{good, gpu}, launches: []AuditCall{denial}, wantDenied: true},
+		{name: "instance launched by the learner", policy: &policy, instances: []InstanceRow{byLearner}, launches: []AuditCall{denial}, wantDenied: true},
+		{name: "empty policy", policy: &fakeec2.Policy{}, launches: []AuditCall{denial}, wantDenied: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := &Evidence{Instances: tt.instances, Launches: tt.launches}
+			g := &Grading{Snapshot: &Snapshot{Policy: tt.policy}, Evidence: ev, hist: decodeHistory(nil)}
+			got := []bool{checkUnauthorisedDenied(ev).Passed, checkWithinPolicy(g).Passed}
+			if diff := cmp.Diff([]bool{tt.wantDenied, tt.wantPolicy}, got); diff != "" {
+				t.Errorf("[denied, within-policy] passed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
