@@ -48,6 +48,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if o.Kubeconfig != "" {
+		if _, err := os.Stat(o.Kubeconfig); err != nil {
+			return fmt.Errorf("reading kubeconfig: %w", err)
+		}
 		if err := os.Setenv("KUBECONFIG", o.Kubeconfig); err != nil {
 			return fmt.Errorf("setting KUBECONFIG: %w", err)
 		}
