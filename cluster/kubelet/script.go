@@ -6,6 +6,11 @@ import (
 	"strings"
 )
 
+// ScriptFailure tells how a custom user-data script (an EC2NodeClass's spec.userData) would
+// end as the simulated kubelet judges it at boot: the exit status and 1-based line of its first
+// unconditional failure, or 0, 0. Graders use it to tell whether user data breaks bootstrap.
+func ScriptFailure(script string) (status, line int) { return scriptFailure(script) }
+
 // scriptFailure tells how a custom user-data script would end, as far as the lab can tell
 // without running it (it never runs user data on the host). It looks at top-level commands
 // only, outside if/for/while/case blocks, functions, subshells and heredocs, and reports the
