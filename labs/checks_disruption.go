@@ -1,0 +1,444 @@
+package labs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+)
+
+// Helpers of the disruption labs (consolidation, interruption, ami-drift): NodeClaim lives with
+// their disruption windows, a workload's availability over time, and its PodDisruptionBudget.
+// All times are the recorder's (when a state was seen), which orders events of one control
+// plane to the nanosecond.
+
+// claimLife is one NodeClaim's life as the disruption graders need it.
+type claimLife struct {
+	Name       string
+	NodePool   string
+	NodeName   string
+	ProviderID string
+	InstanceID string
+	ImageID    string
+	Created    time.Time
+	// Initialized is when the NodeClaim was first seen Initialized: from then on Karpenter
+	// counts it against the NodePool's disruption budget.
+	Initialized *time.Time
+	// Reason is the DisruptionReason condition's reason (Underutilized, Empty, Drifted, ...).
+	Reason string
+	// Disrupting is when Karpenter first marked it for disruption (DisruptionReason) or its
+	// deletion was requested, whichever came first.
+	Disrupting        *time.Time
+	DeletionRequested *time.Time
+	// Terminating is when its instance was first seen terminating (InstanceTerminating): it
+	// then stops counting against the budget.
+	Terminating *time.Time
+	Deleted     *time.Time
+}
+
+// end is when the NodeClaim stopped counting as a node of its pool, or nil.
+func (c claimLife) end() *time.Time {
+	if c.Terminating != nil {
+		return c.Terminating
+	}
+	return c.Deleted
+}
+
+// claimLives returns the NodeClaims of pool ("" for all), oldest first.
+func (g *Grading) claimLives(pool string) []claimLife {
+	var out []claimLife
+	for _, v := range sortedVersions(g.hist.nodeClaims, func(a, b karpv1.NodeClaim) bool {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}) {
+		last := v.last()
+		if pool != "" && last.Labels[karpv1.NodePoolLabelKey] != pool {
+			continue
+		}
+		c := claimLife{Name: last.Name, NodePool: last.Labels[karpv1.NodePoolLabelKey], Created: last.CreationTimestamp.UTC(), Deleted: v.Deleted}
+		for i, nc := range v.States {
+			seen := v.Seen[i].UTC()
+			if nc.Status.NodeName != "" {
+				c.NodeName = nc.Status.NodeName
+			}
+			if nc.Status.ProviderID != "" {
+				c.ProviderID = nc.Status.ProviderID
+			}
+			if nc.Status.ImageID != "" {
+				c.ImageID = nc.Status.ImageID
+			}
+			if nc.DeletionTimestamp != nil && c.DeletionRequested == nil {
+				c.DeletionRequested = &seen
+			}
+			for _, cond := range nc.Status.Conditions {
+				if cond.Status != metav1.ConditionTrue {
+					continue
+				}
+				switch cond.Type {
+				case karpv1.ConditionTypeInitialized:
+					if c.Initialized == nil {
+						c.Initialized = &seen
+					}
+				case karpv1.ConditionTypeDisruptionReason:
+					c.Reason = cond.Reason
+					if c.Disrupting == nil {
+						c.Disrupting = &seen
+					}
+				case karpv1.ConditionTypeInstanceTerminating:
+					if c.Terminating == nil {
+						c.Terminating = &seen
+					}
+				}
+			}
+		}
+		if c.DeletionRequested != nil && (c.Disrupting == nil || c.DeletionRequested.Before(*c.Disrupting)) {
+			c.Disrupting = c.DeletionRequested
+		}
+		if c.Reason == "" {
+			for _, e := range g.hist.events[v.UID] {
+				if e.Reason == "DisruptionTerminating" {
+					c.Reason = disruptionReasonFromMessage(e.Message)
+				}
+			}
+		}
+		c.InstanceID = InstanceIDFromProviderID(c.ProviderID)
+		out = append(out, c)
+	}
+	return out
+}
+
+// countingAt is how many NodeClaims count as nodes of their pool at t, as Karpenter counts
+// them for budgets: initialized, and not yet terminating their instance.
+func countingAt(claims []claimLife, t time.Time) int {
+	n := 0
+	for _, c := range claims {
+		if c.Initialized != nil && !c.Initialized.After(t) && (c.end() == nil || c.end().After(t)) {
+			n++
+		}
+	}
+	return n
+}
+
+// disruptingAt is how many NodeClaims were being disrupted at t.
+func disruptingAt(claims []claimLife, t time.Time) []string {
+	var names []string
+	for _, c := range claims {
+		if c.Disrupting != nil && !c.Disrupting.After(t) && (c.end() == nil || c.end().After(t)) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// peakNodes is the largest number of NodeClaims of claims alive at once.
+func peakNodes(claims []claimLife) (peak int, at time.Time) {
+	for _, c := range claims {
+		if n := countingAt(claims, c.Created); n > peak {
+			peak, at = n, c.Created
+		}
+		if c.Initialized != nil {
+			if n := countingAt(claims, *c.Initialized); n > peak {
+				peak, at = n, *c.Initialized
+			}
+		}
+	}
+	return peak, at
+}
+
+// allowedDisruptions is what np's budgets allow for reason among numNodes nodes at t.
+func allowedDisruptions(np karpv1.NodePool, numNodes int, reason karpv1.DisruptionReason, t time.Time) int {
+	return np.MustGetAllowedDisruptions(clocktesting.NewFakeClock(t), numNodes, reason)
+}
+
+// availStep is how many of a workload's pods were available (Ready, not terminating) from At on.
+type availStep struct {
+	At        time.Time
+	Available int
+}
+
+// availability returns the workload's available-pod count after each change, in time order.
+// A pod is available from when it is first seen Ready until it is seen terminating, not
+// Ready, or deleted.
+func (g *Grading) availability(ns, prefix string) []availStep {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, v := range g.hist.pods {
+		last := v.last()
+		if last.Namespace != ns || !strings.HasPrefix(last.Name, prefix+"-") {
+			continue
+		}
+		var from *time.Time
+		for i, p := range v.States {
+			seen := v.Seen[i].UTC()
+			ok := p.DeletionTimestamp == nil && podReady(p)
+			switch {
+			case ok && from == nil:
+				from = &seen
+			case !ok && from != nil:
+				edges = append(edges, edge{*from, 1}, edge{seen, -1})
+				from = nil
+			}
+		}
+		if from != nil {
+			edges = append(edges, edge{*from, 1})
+			if v.Deleted != nil {
+				edges = append(edges, edge{*v.Deleted, -1})
+			}
+		}
+	}
+	// Losses first at equal times: the worst case is what a PodDisruptionBudget guards.
+	sort.Slice(edges, func(i, j int) bool {
+		if !edges[i].at.Equal(edges[j].at) {
+			return edges[i].at.Before(edges[j].at)
+		}
+		return edges[i].delta < edges[j].delta
+	})
+	var steps []availStep
+	n := 0
+	for _, e := range edges {
+		n += e.delta
+		steps = append(steps, availStep{e.at, n})
+	}
+	return steps
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// lowestAfterPeak returns the lowest availability seen once the workload first reached its
+// highest availability (its start-up does not count), and the last time it was that low; ok is
+// false if the workload never had required pods available.
+func lowestAfterPeak(steps []availStep, required int) (low int, at time.Time, ok bool) {
+	peak, from := 0, 0
+	for i, s := range steps {
+		if s.Available > peak {
+			peak, from = s.Available, i
+		}
+	}
+	if peak < required {
+		return 0, time.Time{}, false
+	}
+	low, at = peak, steps[from].At
+	for _, s := range steps[from:] {
+		if s.Available <= low {
+			low, at = s.Available, s.At
+		}
+	}
+	return low, at, true
+}
+
+// pdbFor returns the PodDisruptionBudget in ns that selects podLabels, if any.
+func (g *Grading) pdbFor(ns string, podLabels map[string]string) (policyv1.PodDisruptionBudget, bool) {
+	for _, pdb := range g.Snapshot.PDBs {
+		if pdb.Namespace != ns || pdb.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		if sel.Matches(labels.Set(podLabels)) {
+			return pdb, true
+		}
+	}
+	return policyv1.PodDisruptionBudget{}, false
+}
+
+// pdbMinAvailable is how many of replicas pods the budget keeps available, as the disruption
+// controller computes it (percentages round up).
+func pdbMinAvailable(pdb policyv1.PodDisruptionBudget, replicas int) int {
+	switch {
+	case pdb.Spec.MinAvailable != nil:
+		n, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, replicas, true)
+		if err != nil {
+			return 0
+		}
+		return n
+	case pdb.Spec.MaxUnavailable != nil:
+		n, err := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, replicas, true)
+		if err != nil {
+			return 0
+		}
+		return max(replicas-n, 0)
+	}
+	return 0
+}
+
+func describePDB(pdb policyv1.PodDisruptionBudget) string {
+	spec := "no minAvailable or maxUnavailable"
+	switch {
+	case pdb.Spec.MinAvailable != nil:
+		spec = "minAvailable " + pdb.Spec.MinAvailable.String()
+	case pdb.Spec.MaxUnavailable != nil:
+		spec = "maxUnavailable " + pdb.Spec.MaxUnavailable.String()
+	}
+	return fmt.Sprintf("PodDisruptionBudget %s/%s: %s (now %d healthy, %d desired, %d disruptions allowed)",
+		pdb.Namespace, pdb.Name, spec, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, pdb.Status.DisruptionsAllowed)
+}
+
+// podLabelsOf returns the labels of the newest recorded pod of the workload.
+func (g *Grading) podLabelsOf(ns, prefix string) map[string]string {
+	var newest *corev1.Pod
+	for _, v := range g.hist.pods {
+		p := v.last()
+		if p.Namespace == ns && strings.HasPrefix(p.Name, prefix+"-") && (newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp)) {
+			newest = &p
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	return newest.Labels
+}
+
+// liveNode is a node of a pool now, with the workload pods on it.
+type liveNode struct {
+	Name        string
+	Claim       string
+	Allocatable corev1.ResourceList
+	Pods        []corev1.Pod
+}
+
+// liveNodes returns the pool's NodeClaims that are not being deleted, with their Node's
+// allocatable resources and the running pods of every workload namespace bound to them.
+func (g *Grading) liveNodes(pool string) []liveNode {
+	nodes := map[string]corev1.Node{}
+	for _, v := range g.hist.nodes {
+		if v.Deleted == nil {
+			nodes[v.last().Name] = v.last()
+		}
+	}
+	var out []liveNode
+	index := map[string]int{}
+	for _, c := range g.claimLives(pool) {
+		if c.Deleted != nil || c.DeletionRequested != nil || c.NodeName == "" {
+			continue
+		}
+		n, ok := nodes[c.NodeName]
+		if !ok {
+			continue
+		}
+		index[c.NodeName] = len(out)
+		out = append(out, liveNode{Name: c.NodeName, Claim: c.Name, Allocatable: n.Status.Allocatable})
+	}
+	for _, v := range g.hist.pods {
+		p := v.last()
+		if v.Deleted != nil || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !isWorkloadNamespace(p.Namespace) {
+			continue
+		}
+		if i, ok := index[p.Spec.NodeName]; ok {
+			out[i].Pods = append(out[i].Pods, p)
+		}
+	}
+	for i := range out {
+		sort.Slice(out[i].Pods, func(a, b int) bool { return out[i].Pods[a].Name < out[i].Pods[b].Name })
+	}
+	return out
+}
+
+// podRequests sums a pod's container requests (cpu and memory).
+func podRequests(p corev1.Pod) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			sum := out[name]
+			sum.Add(q)
+			out[name] = sum
+		}
+	}
+	return out
+}
+
+// removable reports whether node i's pods would all fit in the free room of the other live
+// nodes (first fit, cpu and memory): then the node is underutilized and consolidation could
+// remove it without buying anything.
+func removable(nodes []liveNode, i int) bool {
+	free := make([]corev1.ResourceList, len(nodes))
+	for j, n := range nodes {
+		free[j] = corev1.ResourceList{}
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			q := n.Allocatable[name].DeepCopy()
+			for _, p := range n.Pods {
+				r := podRequests(p)[name]
+				q.Sub(r)
+			}
+			free[j][name] = q
+		}
+	}
+	for _, p := range nodes[i].Pods {
+		req := podRequests(p)
+		placed := false
+		for j := range nodes {
+			if j == i {
+				continue
+			}
+			fits := true
+			for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				f := free[j][name]
+				if f.Cmp(req[name]) < 0 {
+					fits = false
+				}
+			}
+			if fits {
+				for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+					f := free[j][name]
+					f.Sub(req[name])
+					free[j][name] = f
+				}
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			return false
+		}
+	}
+	return true
+}
+
+// hourlyAt is what the pool's billed resources (instances and their volumes) cost per hour at t.
+func hourlyAt(g *Grading, pool string, t time.Time) float64 {
+	instances := map[string]bool{}
+	for _, in := range g.Evidence.instancesOfPool(pool) {
+		instances[in.ID] = true
+	}
+	sum := 0.0
+	for _, e := range g.Snapshot.Billing.Entries {
+		if !instances[e.ResourceID] && !instances[e.InstanceID] {
+			continue
+		}
+		if e.Started.After(t) || (e.Stopped != nil && !e.Stopped.After(t)) {
+			continue
+		}
+		sum += e.PricePerHour
+	}
+	return round6(sum)
+}
+
+// peakHourly is the pool's highest hourly rate, and when it began.
+func peakHourly(g *Grading, pool string) (peak float64, at time.Time) {
+	for _, e := range g.Snapshot.Billing.Entries {
+		if h := hourlyAt(g, pool, e.Started); h > peak {
+			peak, at = h, e.Started
+		}
+	}
+	return peak, at
+}
+
+func hms(t time.Time) string { return t.Local().Format("15:04:05.000") }

@@ -1,0 +1,56 @@
+package labs
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestIntegrationConsolidationSolutionPasses(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(consolidationLab)
+	start := time.Now()
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 3 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, time.Minute)
+	if !r.Passed {
+		t.Fatalf("the solution does not pass:\n%s", reportText(r))
+	}
+	t.Logf("staged and consolidated in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+}
+
+func TestIntegrationConsolidationExerciseFails(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(consolidationLab)
+	out := testOut(t)
+	if err := l.Run(t.Context(), e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	// The untouched exercise applies and runs the peak; then demand drops and nothing happens.
+	for _, f := range []string{"nodepool.yaml", "pdb.yaml"} {
+		if err := e.ApplyExercise(t.Context(), consolidationLab, f, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.waitPods(t.Context(), out, 2*time.Minute, zibaNamespace, renderSelector, consPeakReplicas, "Running"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.scaleDeployment(t.Context(), out, zibaNamespace, renderWorker, consLowReplicas); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.waitPods(t.Context(), out, time.Minute, zibaNamespace, renderSelector, consLowReplicas, "Running"); err != nil {
+		t.Fatal(err)
+	}
+	// The solution's first consolidation comes about 50s after the drop; give the exercise as long.
+	r := checkUntil(t, e, l, true, 50*time.Second) // it must not come to pass
+	if r.Passed {
+		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
+	}
+	want := []string{"nodes-consolidated", "disruption-budget", "pdb-protects", "pods-rescheduled", "consolidated-cleaned-up", "cost-saved"}
+	if diff := cmp.Diff(want, r.Failed()); diff != "" {
+		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	t.Logf("%s", reportText(r))
+}
