@@ -17,11 +17,13 @@ const hoursPerMonth = 730
 // LedgerEntry is one billed resource: an instance (billed from running until it starts
 // shutting down) or an EBS volume (billed from creation until deleted).
 type LedgerEntry struct {
-	ResourceID   string            `json:"resourceId"`
-	ResourceType string            `json:"resourceType"` // "instance" or "volume"
-	Type         string            `json:"type"`         // instance type or volume type
-	CapacityType string            `json:"capacityType,omitempty"`
-	SizeGiB      int32             `json:"sizeGiB,omitempty"`
+	ResourceID   string `json:"resourceId"`
+	ResourceType string `json:"resourceType"` // "instance" or "volume"
+	Type         string `json:"type"`         // instance type or volume type
+	CapacityType string `json:"capacityType,omitempty"`
+	SizeGiB      int32  `json:"sizeGiB,omitempty"`
+	// Encrypted is a volume's encryption at creation, kept after the volume is deleted.
+	Encrypted    *bool             `json:"encrypted,omitempty"`
 	Zone         string            `json:"zone"`
 	InstanceID   string            `json:"instanceId,omitempty"` // a volume's instance at launch
 	PricePerHour float64           `json:"pricePerHour"`

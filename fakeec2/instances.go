@@ -334,8 +334,9 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 			s.save(bucketVolumes, v.ID, v)
 			in.Volumes = append(in.Volumes, attachedVolume{DeviceName: d.Device, VolumeID: v.ID,
 				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now})
+			encrypted := v.Encrypted
 			s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
-				Zone: v.Zone, InstanceID: in.ID, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: now,
+				Encrypted: &encrypted, Zone: v.Zone, InstanceID: in.ID, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: now,
 				Tags: tagsMap(v.Tags), Caller: spec.caller})
 		}
 		s.instances[in.ID] = in

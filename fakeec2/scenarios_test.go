@@ -119,11 +119,19 @@ func TestIntegrationDeleteOnTermination(t *testing.T) {
 	bill, err := e.admin.Billing(e.ctx)
 	e.must(err)
 	stopped := map[string]bool{}
+	encrypted := map[string]bool{}
 	for _, le := range bill.Entries {
 		stopped[le.ResourceID] = le.Stopped != nil
+		if le.ResourceType == "volume" {
+			encrypted[le.ResourceID] = aws.ToBool(le.Encrypted)
+		}
 	}
 	if diff := cmp.Diff(map[string]bool{id: true, root: true, data: false}, stopped); diff != "" {
 		t.Errorf("billing stopped (-want +got):\n%s", diff)
+	}
+	// The ledger still tells the deleted root volume's encryption.
+	if diff := cmp.Diff(map[string]bool{root: true, data: false}, encrypted); diff != "" {
+		t.Errorf("ledger volume encryption (-want +got):\n%s", diff)
 	}
 }
 

@@ -486,6 +486,7 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 			vr := VolumeRow{ID: vid, Deleted: true}
 			if l, ok := ledger[vid]; ok {
 				vr.SizeGiB, vr.Type, vr.CostUSD, vr.Tags = l.SizeGiB, l.Type, l.AccruedUSD, l.Tags
+				vr.Encrypted = l.Encrypted
 			}
 			if v, ok := volumes[vid]; ok {
 				vr.Deleted = v.State == ec2types.VolumeStateDeleted
