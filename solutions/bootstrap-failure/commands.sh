@@ -1,0 +1,31 @@
+#!/bin/sh
+# Reference solution of the bootstrap-failure lab (eval "$(karplab env)" first). The
+# earliest failing boundary, then the fix; labs.DeleteUnregisteredNodeClaims does the last
+# step through the API.
+set -eu
+
+# 1. Pending pods, NodeClaims with no NODE, Registered=Unknown "Node not registered with cluster".
+kubectl get pods -A --field-selector=status.phase=Pending
+kubectl get nodepools,nodeclaims
+kubectl describe nodeclaim | sed -n '/Conditions:/,/Events:/p'
+kubectl get nodes -L karpenter.sh/nodepool,karpenter.sh/capacity-type,node.kubernetes.io/instance-type
+karplab evidence
+
+# 2. EC2 says the instances run: the boundary is after launch, before registration.
+aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general \
+  --query 'Reservations[].Instances[].[InstanceId,State.Name,PrivateDnsName,Tags[?Key==`karpenter.sh/nodeclaim`]|[0].Value]' --output text
+
+# 3. What those instances ran at boot: the MIME user data, custom script first.
+id=$(aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general Name=instance-state-name,Values=running \
+  --query 'Reservations[0].Instances[0].InstanceId' --output text)
+aws ec2 describe-instance-attribute --instance-id "$id" --attribute userData --query UserData.Value --output text | base64 -d
+
+# 4. Fix the EC2NodeClass (nodeclass.yaml: the debug hook's `exit 1` removed).
+kubectl apply -f nodeclass.yaml
+
+# 5. Remove the stuck NodeClaims: Karpenter terminates their instances and launches new ones
+#    from the fixed user data.
+kubectl get nodeclaims -o custom-columns=NAME:.metadata.name,NODE:.status.nodeName --no-headers |
+  awk '$2 == "<none>" {print $1}' | xargs -r kubectl delete nodeclaim
+kubectl wait --for=condition=Ready pods -n ziba -l app.kubernetes.io/name=ziba-render-worker --timeout=3m
+kubectl get pods -n ziba -o wide
