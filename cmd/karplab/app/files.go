@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/karplab/karplab/labs"
@@ -30,3 +31,5 @@ func writeHTMLFile(path string, ev *labs.Evidence) error {
 	}
 	return f.Close()
 }
+
+func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
