@@ -16,8 +16,8 @@ import (
 
 func ec2Command() *cli.Command {
 	return &cli.Command{
-		Name:  "ec2",
-		Usage: "the EC2 API emulator: serve it alone; read its audit trail and billing; inject faults and policy",
+		Name:        "ec2",
+		Usage:       "the EC2 API emulator: serve it alone; read its audit trail and billing; inject faults and policy",
 		Subcommands: append([]*cli.Command{ec2ServeCommand()}, ec2AdminCommands()...),
 	}
 }
