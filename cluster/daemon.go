@@ -35,7 +35,8 @@ type DaemonConfig struct {
 	Provider string
 	// EC2Addr is where the EC2 emulator listens (default 127.0.0.1:4566).
 	EC2Addr string
-	// BootDelay is how long an emulated instance stays pending before running.
+	// BootDelay is how long an emulated instance stays pending before running (0: 2s,
+	// negative: none).
 	BootDelay time.Duration
 	Logger    *slog.Logger
 	// Status receives one line per finished start-up step (the foreground user's progress).

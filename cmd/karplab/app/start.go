@@ -50,7 +50,7 @@ or use the built-in kubectl:
 				Backend:   c.String("backend"),
 				Provider:  c.String("provider"),
 				EC2Addr:   c.String("ec2-addr"),
-				BootDelay: c.Duration("boot-delay"),
+				BootDelay: zeroMeansNone(c.Duration("boot-delay")),
 				Verbosity: c.Int("verbosity"),
 				Timeout:   c.Duration("timeout"),
 			}, c.App.ErrWriter)
@@ -105,7 +105,7 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		Backend:   c.String("backend"),
 		Provider:  c.String("provider"),
 		EC2Addr:   c.String("ec2-addr"),
-		BootDelay: c.Duration("boot-delay"),
+		BootDelay: zeroMeansNone(c.Duration("boot-delay")),
 		Logger:    logger(c),
 		Status:    c.App.ErrWriter,
 	})
