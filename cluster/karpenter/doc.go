@@ -4,6 +4,6 @@
 // binary re-executed as `karplab internal karpenter`), and InstallCRDs installs the CRDs
 // they need.
 //
-// It may import cluster/karpenter/..., cluster/bootstrap and fakeec2 (for its published price
-// catalog); it must not import package cluster, labs or cmd.
+// It may import cluster/karpenter/..., cluster/bootstrap and fakeec2 (its published price
+// catalog and its HTTP client); it must not import package cluster, labs or cmd.
 package karpenter

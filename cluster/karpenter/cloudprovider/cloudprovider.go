@@ -141,7 +141,7 @@ func view(nc *apisv1.EC2NodeClass) *nodeClassView {
 func typeConfigFor(nc *apisv1.EC2NodeClass) typeConfig {
 	cfg := typeConfig{}
 	for _, s := range nc.Status.Subnets {
-		cfg.Zones = append(cfg.Zones, Zone{Name: s.Zone, ID: s.ZoneID})
+		cfg.Zones = append(cfg.Zones, subnetZone{Name: s.Zone, ID: s.ZoneID})
 	}
 	if k := nc.Spec.Kubelet; k != nil {
 		cfg.Node.MaxPods = k.MaxPods

@@ -31,8 +31,8 @@ const CatalogTTL = time.Minute
 // instanceTypeScheme splits "m6i.large" into category "m", generation "6".
 var instanceTypeScheme = regexp.MustCompile(`(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.`)
 
-// Zone is one zone the EC2NodeClass's subnets offer.
-type Zone struct {
+// subnetZone is one zone the EC2NodeClass's subnets offer.
+type subnetZone struct {
 	Name string
 	ID   string
 }
@@ -63,7 +63,7 @@ type instanceTypeProvider struct {
 
 // typeConfig is what, besides EC2's catalog, the built instance types depend on.
 type typeConfig struct {
-	Zones []Zone
+	Zones []subnetZone
 	Node  nodeConfig
 }
 
@@ -239,7 +239,7 @@ func supportsUsageClass(info ec2types.InstanceTypeInfo, uc ec2types.UsageClassTy
 
 // requirements are the instance type's labels as Karpenter scheduling requirements. Every
 // well-known label gets one, DoesNotExist where the type has no value, as Karpenter expects.
-func (p *instanceTypeProvider) requirements(info ec2types.InstanceTypeInfo, zones []string, subnetZones []Zone, capacityTypes []string) scheduling.Requirements {
+func (p *instanceTypeProvider) requirements(info ec2types.InstanceTypeInfo, zones []string, subnetZones []subnetZone, capacityTypes []string) scheduling.Requirements {
 	name := string(info.InstanceType)
 	reqs := scheduling.NewRequirements(
 		scheduling.NewRequirement(corev1.LabelInstanceTypeStable, corev1.NodeSelectorOpIn, name),
