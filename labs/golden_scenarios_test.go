@@ -1,0 +1,43 @@
+package labs
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Real runs of the denied-path, leak and bootstrap-failure labs (solution, untouched exercise,
+// and for the leak the learner's detection followed by Karpenter's garbage collection),
+// graded offline; their reports are pinned by golden files.
+func TestGoldenScenarios(t *testing.T) {
+	tests := []struct {
+		lab, snapshot string
+		wantFailed    []string
+	}{
+		{lab: deniedLab, snapshot: "denied-solution"},
+		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "refused-by-nodepool", "nodepool-bounded"}},
+		{lab: leakLab, snapshot: "leak-solution"},
+		{lab: leakLab, snapshot: "leak-gc"},
+		{lab: leakLab, snapshot: "leak-exercise", wantFailed: []string{"leak-detected", "leak-terminated", "leak-released", "leak-cost", "no-leaks"}},
+		{lab: bootstrapLab, snapshot: "bootstrap-solution"},
+		{lab: bootstrapLab, snapshot: "bootstrap-exercise", wantFailed: []string{"userdata-fixed", "stuck-nodeclaims-gone", "workload-running", "chain-complete", "timestamps-ordered"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.snapshot, func(t *testing.T) {
+			l, err := Get(tt.lab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := l.GradeSnapshot(t.Context(), nil, loadSnapshot(t, tt.snapshot))
+			var report bytes.Buffer
+			if err := r.WriteText(&report); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.snapshot+".report.txt", report.Bytes())
+			if diff := cmp.Diff(tt.wantFailed, r.Failed()); diff != "" {
+				t.Errorf("failed checks (-want +got):\n%s\n%s", diff, report.String())
+			}
+		})
+	}
+}
