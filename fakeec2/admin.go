@@ -22,6 +22,8 @@ import (
 //	DELETE /_karplab/faults[?id=ID]           clear one or all
 //	POST   /_karplab/reset                    wipe instances, volumes, ENIs, templates, ledger, audit, policy, faults
 //	GET    /_karplab/decode?message=M         DecodedMessage
+//	POST   /_karplab/interrupt                InterruptRequest in, []AuditEvent out (spot reclaim)
+//	POST   /_karplab/releases                 ReleaseRequest in, []PublishedImage out (new AMIs)
 //
 // Errors come back as {"error": "..."} with a 4xx/5xx status.
 const adminPrefix = "/_karplab/"
@@ -158,6 +160,28 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+	case "interrupt":
+		var req InterruptRequest
+		if !decodeAdminPost(w, r, &req) {
+			return
+		}
+		events, err := s.InterruptSpot(req.InstanceIDs)
+		if err != nil {
+			adminFail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, events)
+	case "releases":
+		var req ReleaseRequest
+		if !decodeAdminPost(w, r, &req) {
+			return
+		}
+		images, err := s.PublishRelease(req.Release)
+		if err != nil {
+			adminFail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, images)
 	case "decode":
 		msg := q.Get("message")
 		reason, ok := s.DecodeAuthorizationMessage(msg)
@@ -169,6 +193,31 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	default:
 		adminFail(w, http.StatusNotFound, "no admin route %q", r.URL.Path)
 	}
+}
+
+// InterruptRequest is the body of POST /_karplab/interrupt.
+type InterruptRequest struct {
+	InstanceIDs []string `json:"instanceIds"`
+}
+
+// ReleaseRequest is the body of POST /_karplab/releases; an empty Release picks the next date.
+type ReleaseRequest struct {
+	Release string `json:"release,omitempty"`
+}
+
+// decodeAdminPost decodes a POST body into v, answering the error itself when it fails.
+func decodeAdminPost(w http.ResponseWriter, r *http.Request, v any) bool {
+	if r.Method != http.MethodPost {
+		adminFail(w, http.StatusMethodNotAllowed, "use POST")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		adminFail(w, http.StatusBadRequest, "decoding request: %v", err)
+		return false
+	}
+	return true
 }
 
 func parseAdminTime(v string) (time.Time, error) {
@@ -202,6 +251,7 @@ func (s *Server) Reset() error {
 	s.audit, s.auditReads = nil, 0
 	s.resetIdempotency()
 	s.resetMaps(false)
+	s.removePublished()
 	s.saveMeta()
 	wait := s.flushLocked()
 	s.auditMu.Unlock()

@@ -161,3 +161,17 @@ func (c *AdminClient) DecodeAuthorizationMessage(ctx context.Context, message st
 	}
 	return d.Reason, nil
 }
+
+// InterruptSpot reclaims spot instances as EC2 does (see Server.InterruptSpot) and returns
+// the BidEvictedEvent audit events.
+func (c *AdminClient) InterruptSpot(ctx context.Context, instanceIDs ...string) ([]AuditEvent, error) {
+	var out []AuditEvent
+	return out, c.do(ctx, http.MethodPost, "interrupt", nil, InterruptRequest{InstanceIDs: instanceIDs}, &out)
+}
+
+// PublishRelease publishes a new EKS-optimized AL2023 AMI release (see Server.PublishRelease);
+// release "" picks the next date.
+func (c *AdminClient) PublishRelease(ctx context.Context, release string) ([]PublishedImage, error) {
+	var out []PublishedImage
+	return out, c.do(ctx, http.MethodPost, "releases", nil, ReleaseRequest{Release: release}, &out)
+}

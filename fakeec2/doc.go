@@ -8,7 +8,9 @@
 // audit.go, policy.go, faults.go) never see form values or XML; query.go decodes requests,
 // xml.go and errors.go encode answers, dispatch.go routes by Action, and one file per
 // resource family (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go,
-// images.go, instancetypes.go, tags.go) parses, calls and serialises. persist.go is the
+// images.go, instancetypes.go, tags.go) parses, calls and serialises. aws.go holds what
+// AWS itself does to the account (spot interruptions, new EKS AMI releases), which only the
+// admin API triggers. persist.go is the
 // bbolt group-commit writer, idempotency.go the ClientToken records (SDK retries never
 // launch twice), tagindex.go the instance tag index. admin.go serves the JSON admin API
 // under /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go)

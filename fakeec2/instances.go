@@ -731,12 +731,12 @@ func (s *Server) wireInstance(in *instance) xmlInstance {
 		x.IAMInstanceProfile = &xmlIAMProfile{Arn: in.IAMProfileArn, ID: in.IAMProfileID}
 	}
 	if in.State == stateTerminated {
-		x.StateReason = &xmlStateReason{Code: "Client.UserInitiatedShutdown", Message: in.StateReason}
+		x.StateReason = &xmlStateReason{Code: in.stateReasonCode(), Message: in.StateReason}
 		x.PrivateIPAddress, x.SubnetID, x.VpcID, x.SourceDestCheck = "", "", "", ""
 		return x
 	}
 	if in.State == stateShuttingDown {
-		x.StateReason = &xmlStateReason{Code: "Client.UserInitiatedShutdown", Message: "Client.UserInitiatedShutdown: User initiated shutdown"}
+		x.StateReason = &xmlStateReason{Code: in.stateReasonCode(), Message: in.shuttingDownReason()}
 	}
 	for _, av := range in.Volumes {
 		if s.volumes[av.VolumeID] == nil {

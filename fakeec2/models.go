@@ -139,8 +139,11 @@ type instance struct {
 	TerminateRequestedAt  time.Time        `json:"terminateRequestedAt,omitempty"`
 	TerminatedAt          time.Time        `json:"terminatedAt,omitempty"` // shutting-down ends here
 	StateReason           string           `json:"stateReason,omitempty"`
-	TransitionReason      string           `json:"transitionReason,omitempty"`
-	PricePerHour          float64          `json:"pricePerHour"`
+	// StateReasonCode is set when something other than a user stopped the instance
+	// (Server.SpotInstanceTermination); empty means Client.UserInitiatedShutdown.
+	StateReasonCode  string  `json:"stateReasonCode,omitempty"`
+	TransitionReason string  `json:"transitionReason,omitempty"`
+	PricePerHour     float64 `json:"pricePerHour"`
 }
 
 type volume struct {
@@ -228,6 +231,8 @@ type image struct {
 	RootSizeGiB     int32     `json:"rootSizeGiB"`
 	DeprecationTime time.Time `json:"deprecationTime,omitempty"`
 	Tags            []Tag     `json:"tags"`
+	// Published marks an image PublishRelease added (Reset removes it).
+	Published bool `json:"published,omitempty"`
 }
 
 // ebsSpec is an EBS block device as requested (pointer fields: set or not).

@@ -473,7 +473,9 @@ func (s *Server) advanceLocked(now time.Time) {
 func (s *Server) finishTermination(in *instance) {
 	at := in.TerminatedAt
 	in.State = stateTerminated
-	in.StateReason = "Client.UserInitiatedShutdown: User initiated shutdown"
+	if in.StateReasonCode == "" {
+		in.StateReason = "Client.UserInitiatedShutdown: User initiated shutdown"
+	}
 	for _, av := range in.Volumes {
 		v := s.volumes[av.VolumeID]
 		if v == nil {
