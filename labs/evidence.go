@@ -433,7 +433,7 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 					current.enis = append(current.enis, id)
 				}
 			}
-		case "TerminateInstances":
+		case "TerminateInstances", fakeec2.ActionBidEvicted: // a caller's, or EC2 reclaiming spot
 			for _, id := range e.Terminated {
 				if _, seen := terminations[id]; !seen {
 					terminations[id] = e
