@@ -80,7 +80,6 @@ type stat struct {
 type podView struct {
 	Row                                  *PodRow
 	Pending, Scheduled, Started, Deleted stamp
-	Nominated                            stamp
 	Waited                               string // pending to started
 	PhaseClass                           string
 }
@@ -166,7 +165,7 @@ func newPage(ev *Evidence) *page {
 	for i := range ev.Pods {
 		r := &ev.Pods[i]
 		v := podView{Row: r, Pending: st(r.PendingSince), Scheduled: st(r.ScheduledAt), Started: st(r.StartedAt),
-			Deleted: st(r.DeletedAt), Nominated: st(r.NominatedAt), PhaseClass: phaseClass(r)}
+			Deleted: st(r.DeletedAt), PhaseClass: phaseClass(r)}
 		if r.StartedAt != nil {
 			from := r.Created
 			if r.PendingSince != nil {
@@ -458,6 +457,7 @@ const (
 type timeline struct {
 	Empty            bool
 	Compact          bool
+	FitsPage         bool // short enough to shrink onto one printed page
 	Width, Height    float64
 	ChartX0, ChartX1 float64
 	AxisY, GridY1    float64
@@ -600,6 +600,7 @@ func buildTimeline(ev *Evidence, origin time.Time) timeline {
 		tl.BottomAxisY = tl.Height + 14
 		tl.Height += 24
 	}
+	tl.FitsPage = tl.Height <= 1000
 	tl.Title = fmt.Sprintf("Timeline of %d pods, %d NodeClaims and %d instances, from %s to %s (evidence taken).",
 		len(ev.Pods), len(ev.NodeClaims), len(ev.Instances), relative(ax.start.Sub(origin)), relative(ev.TakenAt.Sub(origin)))
 	if len(tl.Breaks) > 0 {
@@ -770,11 +771,7 @@ func (b *tlBuilder) lane(y, h float64, label, sub, class string) tlLane {
 	return tlLane{Y: y, H: h, TextY: y + h/2 + 4, Label: label, Sub: sub, Class: class}
 }
 
-// bar draws from..to (to nil: still going when the evidence was taken) across the lane.
-func (b *tlBuilder) bar(l *tlLane, from time.Time, to *time.Time, class, title string) {
-	b.strip(l, from, to, l.Y+5, l.H-10, class, title)
-}
-
+// strip draws from..to (to nil: still going when the evidence was taken) at height h from y.
 func (b *tlBuilder) strip(l *tlLane, from time.Time, to *time.Time, y, h float64, class, title string) {
 	end := b.end
 	if to != nil {
@@ -822,7 +819,7 @@ func (b *tlBuilder) launchGroup(calls []AuditCall, y float64) tlGroup {
 			failed++
 		}
 	}
-	g.Sub = fmt.Sprintf("%d CreateFleet/RunInstances calls", len(calls))
+	g.Sub = plural(len(calls), "CreateFleet/RunInstances call")
 	if failed > 0 {
 		g.Sub += fmt.Sprintf(", %d failed", failed)
 	}

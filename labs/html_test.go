@@ -90,6 +90,37 @@ func TestEvidenceHTMLSelfContained(t *testing.T) {
 	}
 }
 
+// Every real snapshot in testdata (other labs' too, as they are recorded) renders into a
+// self-contained page that names every identifier of its evidence.
+func TestEvidenceHTMLEverySnapshot(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.snapshot.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no snapshots in testdata")
+	}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".snapshot.json.gz")
+		t.Run(name, func(t *testing.T) {
+			ev := Correlate(loadSnapshot(t, name))
+			doc, err := html.Parse(bytes.NewReader(renderHTML(t, ev)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if problems := selfContainedProblems(doc); len(problems) > 0 {
+				t.Errorf("page is not self-contained:\n%s", strings.Join(problems, "\n"))
+			}
+			text := textOf(doc)
+			for _, want := range wantText(ev) {
+				if !strings.Contains(text, want) {
+					t.Errorf("page text lacks %q", want)
+				}
+			}
+		})
+	}
+}
+
 // selfContainedProblems lists what would make the page fetch something or run code, and
 // what leaves a graphic or table without its text.
 func selfContainedProblems(doc *html.Node) []string {
