@@ -58,7 +58,7 @@ type page struct {
 	Insts    []instView
 	Leaks    []leakView
 	Launches []launchView
-	Denied   int
+	Failed   int
 	Cost     []costChart
 	CostRows []costRow
 }
@@ -235,7 +235,7 @@ func newPage(ev *Evidence) *page {
 		v := launchView{Row: c, At: st(&at), Caller: identity(c.Caller), Class: "ok"}
 		if c.ErrorCode != "" {
 			v.Class = "bad"
-			p.Denied++
+			p.Failed++
 		} else if len(c.Errors) > 0 {
 			v.Class = "warn"
 		}
@@ -256,8 +256,8 @@ func newPage(ev *Evidence) *page {
 	if len(ev.Leaks) > 0 {
 		p.Stats = append(p.Stats, stat{Label: "Leaked instances", Value: strconv.Itoa(len(ev.Leaks)), Note: "running, no NodeClaim", Class: "bad"})
 	}
-	if p.Denied > 0 {
-		p.Stats = append(p.Stats, stat{Label: "Failed launches", Value: strconv.Itoa(p.Denied), Note: "denied or refused calls", Class: "bad"})
+	if p.Failed > 0 {
+		p.Stats = append(p.Stats, stat{Label: "Failed launches", Value: strconv.Itoa(p.Failed), Note: "denied or refused calls", Class: "bad"})
 	}
 
 	p.Timeline = buildTimeline(ev, origin)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -537,7 +538,7 @@ func TestIntegrationEvidencePageChromium(t *testing.T) {
 }
 
 // runChromium runs one headless Chromium with its own profile and no network habits, and
-// returns its stdout; it is killed if it outlives the test's patience.
+// returns its stdout; it and its helpers are killed if it outlives the test's patience.
 func runChromium(t *testing.T, bin string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -547,6 +548,9 @@ func runChromium(t *testing.T, bin string, args ...string) []byte {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
 		"--user-data-dir=" + profile}
 	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	// Chromium forks helpers (zygote, GPU, network): on timeout kill its whole process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
