@@ -1,7 +1,8 @@
 package fakeec2
 
 // The emulator's instance-type catalog: c, m and r families of the 5th, 6th and 7th
-// generations (Intel, AMD and Graviton), sizes large to 8xlarge (c5 has no 8xlarge).
+// generations (Intel, AMD and Graviton), sizes large to 8xlarge (c5 has no 8xlarge), and
+// three accelerated types (g4dn.xlarge, g4dn.2xlarge, p3.2xlarge).
 // Sorted by name; catalog_data_test.go checks its invariants.
 //
 // Sources:
@@ -62,6 +63,12 @@ var catalog = []InstanceTypeInfo{
 	{Name: "c7i.8xlarge", Arch: "x86_64", VCPUs: 32, MemoryMiB: 65536, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "12.5 Gigabit", ClockSpeedGHz: 3.2, Manufacturer: "Intel", OnDemandPrice: 1.6968},
 	{Name: "c7i.large", Arch: "x86_64", VCPUs: 2, MemoryMiB: 4096, MaxENIs: 3, IPv4PerENI: 10, NetworkPerformance: "Up to 12.5 Gigabit", ClockSpeedGHz: 3.2, Manufacturer: "Intel", OnDemandPrice: 0.10605}, // price derived: 2xlarge/4; 2xlarge..48xlarge rows are all 0.10605 per large
 	{Name: "c7i.xlarge", Arch: "x86_64", VCPUs: 4, MemoryMiB: 8192, MaxENIs: 4, IPv4PerENI: 15, NetworkPerformance: "Up to 12.5 Gigabit", ClockSpeedGHz: 3.2, Manufacturer: "Intel", OnDemandPrice: 0.2121}, // price derived: 2xlarge/2
+	// Accelerated types (GPU instances, categories g and p), so an over-broad NodePool can
+	// really buy one: eu-west-2 prices, vCPUs, memory, network and clock from libcloud 3.4.1
+	// (pricing.json and compute/constants/ec2_instance_types.py); ENI limits from EKS max-pods
+	// (g4dn.xlarge and 2xlarge 29, p3.2xlarge 58). Their GPUs (GpuInfo) are not modelled.
+	{Name: "g4dn.2xlarge", Arch: "x86_64", VCPUs: 8, MemoryMiB: 32768, MaxENIs: 3, IPv4PerENI: 10, NetworkPerformance: "Up to 25 Gigabit", ClockSpeedGHz: 2.5, Manufacturer: "Intel", OnDemandPrice: 0.88},
+	{Name: "g4dn.xlarge", Arch: "x86_64", VCPUs: 4, MemoryMiB: 16384, MaxENIs: 3, IPv4PerENI: 10, NetworkPerformance: "Up to 25 Gigabit", ClockSpeedGHz: 2.5, Manufacturer: "Intel", OnDemandPrice: 0.615},
 	{Name: "m5.2xlarge", Arch: "x86_64", VCPUs: 8, MemoryMiB: 32768, MaxENIs: 4, IPv4PerENI: 15, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 0.444},
 	{Name: "m5.4xlarge", Arch: "x86_64", VCPUs: 16, MemoryMiB: 65536, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 0.888},
 	{Name: "m5.8xlarge", Arch: "x86_64", VCPUs: 32, MemoryMiB: 131072, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 1.776},
@@ -87,6 +94,7 @@ var catalog = []InstanceTypeInfo{
 	{Name: "m7i.8xlarge", Arch: "x86_64", VCPUs: 32, MemoryMiB: 131072, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "12.5 Gigabit", ClockSpeedGHz: 3.2, Manufacturer: "Intel", OnDemandPrice: 1.8648},      // price derived: 12xlarge 2.7972/24 and 16xlarge 3.7296/32 both give 0.11655 per large
 	{Name: "m7i.large", Arch: "x86_64", VCPUs: 2, MemoryMiB: 8192, MaxENIs: 3, IPv4PerENI: 10, NetworkPerformance: "Up to 12.5 Gigabit", ClockSpeedGHz: 3.2, Manufacturer: "Intel", OnDemandPrice: 0.11655},    // price derived: 12xlarge 2.7972/24 and 16xlarge 3.7296/32 both give 0.11655 per large
 	{Name: "m7i.xlarge", Arch: "x86_64", VCPUs: 4, MemoryMiB: 16384, MaxENIs: 4, IPv4PerENI: 15, NetworkPerformance: "Up to 12.5 Gigabit", ClockSpeedGHz: 3.2, Manufacturer: "Intel", OnDemandPrice: 0.2331},   // price derived: 12xlarge 2.7972/24 and 16xlarge 3.7296/32 both give 0.11655 per large
+	{Name: "p3.2xlarge", Arch: "x86_64", VCPUs: 8, MemoryMiB: 62464, MaxENIs: 4, IPv4PerENI: 15, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 2.3, Manufacturer: "Intel", OnDemandPrice: 3.589},
 	{Name: "r5.2xlarge", Arch: "x86_64", VCPUs: 8, MemoryMiB: 65536, MaxENIs: 4, IPv4PerENI: 15, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 0.592},
 	{Name: "r5.4xlarge", Arch: "x86_64", VCPUs: 16, MemoryMiB: 131072, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 1.184},
 	{Name: "r5.8xlarge", Arch: "x86_64", VCPUs: 32, MemoryMiB: 262144, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 2.368},

@@ -24,6 +24,21 @@ func splitName(t *testing.T, name string) (family, size string) {
 	return family, size
 }
 
+// accelerated are the catalog's GPU types; the family invariants below hold for the c, m and
+// r categories only.
+var accelerated = map[string]bool{"g4dn.xlarge": true, "g4dn.2xlarge": true, "p3.2xlarge": true}
+
+// generalPurpose returns the catalog's c, m and r types.
+func generalPurpose() []InstanceTypeInfo {
+	var out []InstanceTypeInfo
+	for _, it := range catalog {
+		if !accelerated[it.Name] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 func TestCatalogNamesUniqueAndSorted(t *testing.T) {
 	seen := map[string]bool{}
 	for _, it := range catalog {
@@ -74,7 +89,7 @@ func TestCatalogEveryFieldSet(t *testing.T) {
 }
 
 func TestCatalogArchAndManufacturerMatchFamily(t *testing.T) {
-	for _, it := range catalog {
+	for _, it := range generalPurpose() {
 		family, _ := splitName(t, it.Name)
 		// The letter after the generation digit: g = Graviton, a = AMD, i or none = Intel.
 		var wantArch, wantMfr string
@@ -97,7 +112,7 @@ func TestCatalogArchAndManufacturerMatchFamily(t *testing.T) {
 
 func TestCatalogMemoryPerVCPUMatchesCategory(t *testing.T) {
 	wantMiBPerVCPU := map[byte]int64{'c': 2048, 'm': 4096, 'r': 8192}
-	for _, it := range catalog {
+	for _, it := range generalPurpose() {
 		want, ok := wantMiBPerVCPU[it.Name[0]]
 		if !ok {
 			t.Errorf("%s: unknown category %q", it.Name, it.Name[0])
@@ -111,7 +126,7 @@ func TestCatalogMemoryPerVCPUMatchesCategory(t *testing.T) {
 
 func TestCatalogSizesScaleWithinFamily(t *testing.T) {
 	byFamily := map[string][]InstanceTypeInfo{}
-	for _, it := range catalog {
+	for _, it := range generalPurpose() {
 		family, _ := splitName(t, it.Name)
 		byFamily[family] = append(byFamily[family], it)
 	}
@@ -198,10 +213,37 @@ func TestCatalogKnownFacts(t *testing.T) {
 // 2xlarge, 234 for 4xlarge and 8xlarge (amazon-vpc-cni-k8s misc/eni-max-pods.txt).
 func TestCatalogMaxPods(t *testing.T) {
 	want := map[string]int32{"large": 29, "xlarge": 58, "2xlarge": 58, "4xlarge": 234, "8xlarge": 234}
-	for _, it := range catalog {
+	for _, it := range generalPurpose() {
 		_, size := splitName(t, it.Name)
 		if got := it.MaxENIs*(it.IPv4PerENI-1) + 2; got != want[size] {
 			t.Errorf("%s: max pods %d, want %d", it.Name, got, want[size])
+		}
+	}
+}
+
+// The accelerated types, as libcloud's data and EKS max-pods give them.
+func TestCatalogAccelerated(t *testing.T) {
+	want := []InstanceTypeInfo{
+		{Name: "g4dn.2xlarge", Arch: "x86_64", VCPUs: 8, MemoryMiB: 32768, MaxENIs: 3, IPv4PerENI: 10,
+			NetworkPerformance: "Up to 25 Gigabit", ClockSpeedGHz: 2.5, Manufacturer: "Intel", OnDemandPrice: 0.88},
+		{Name: "g4dn.xlarge", Arch: "x86_64", VCPUs: 4, MemoryMiB: 16384, MaxENIs: 3, IPv4PerENI: 10,
+			NetworkPerformance: "Up to 25 Gigabit", ClockSpeedGHz: 2.5, Manufacturer: "Intel", OnDemandPrice: 0.615},
+		{Name: "p3.2xlarge", Arch: "x86_64", VCPUs: 8, MemoryMiB: 62464, MaxENIs: 4, IPv4PerENI: 15,
+			NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 2.3, Manufacturer: "Intel", OnDemandPrice: 3.589},
+	}
+	var got []InstanceTypeInfo
+	for _, it := range catalog {
+		if accelerated[it.Name] {
+			got = append(got, it)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("accelerated types (-want +got):\n%s", diff)
+	}
+	maxPods := map[string]int32{"g4dn.xlarge": 29, "g4dn.2xlarge": 29, "p3.2xlarge": 58}
+	for _, it := range got {
+		if pods := it.MaxENIs*(it.IPv4PerENI-1) + 2; pods != maxPods[it.Name] {
+			t.Errorf("%s: max pods %d, want %d", it.Name, pods, maxPods[it.Name])
 		}
 	}
 }
