@@ -171,6 +171,9 @@ func listening(addr string) bool {
 }
 
 func TestIntegrationStartKubectlStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts the whole lab")
+	}
 	l := newLab(t)
 	out := l.start()
 	for _, want := range []string{"Kubernetes control plane (embedded)", "EC2 API emulator", "Karpenter controllers", "karplab is ready", "eval \"$(karplab env)\""} {
@@ -240,6 +243,9 @@ func TestIntegrationStartKubectlStop(t *testing.T) {
 }
 
 func TestIntegrationRestartKeepsDataAndStalePID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts the whole lab")
+	}
 	l := newLab(t)
 	l.start()
 	l.mustRun("kubectl", "create", "configmap", "kept", "--from-literal=answer=42")
