@@ -37,7 +37,7 @@ func failed() error { return &exitError{code: ExitFailed} }
 // Errors are printed once, here, as kind's app.Run does.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return ExitPass
 	}
