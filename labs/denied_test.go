@@ -49,7 +49,7 @@ func TestIntegrationDeniedPathExerciseFails(t *testing.T) {
 	if r.Passed {
 		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
 	}
-	want := []string{"workload-running", "chain-complete", "refused-by-nodepool", "nodepool-bounded"}
+	want := []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}

@@ -16,7 +16,7 @@ func TestGoldenScenarios(t *testing.T) {
 		wantFailed    []string
 	}{
 		{lab: deniedLab, snapshot: "denied-solution"},
-		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "refused-by-nodepool", "nodepool-bounded"}},
+		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}},
 		{lab: leakLab, snapshot: "leak-solution"},
 		{lab: leakLab, snapshot: "leak-gc"},
 		{lab: leakLab, snapshot: "leak-exercise", wantFailed: []string{"leak-detected", "leak-terminated", "leak-released", "leak-cost", "no-leaks"}},
