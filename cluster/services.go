@@ -173,6 +173,8 @@ func newServices(ctx context.Context, d *daemon) ([]*service, error) {
 				ClusterName: ClusterName,
 				Region:      Region,
 				Logger:      log.With("component", "kubelet"),
+				// Karpenter's stock kwok provider makes Nodes itself; kwok keeps them Ready.
+				ManageKWOKProviderNodes: cfg.Provider == "kwok",
 			})
 			if err != nil {
 				return "", err
