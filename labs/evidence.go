@@ -27,6 +27,8 @@ type Evidence struct {
 	Instances  []InstanceRow  `json:"instances"`
 	// Leaks are instances tagged for the cluster that run with no NodeClaim behind them.
 	Leaks []Leak `json:"leaks,omitempty"`
+	// Denied are the workload pods that wait with no machine, with the mismatch that says why.
+	Denied []DeniedPod `json:"denied,omitempty"`
 	// Launches are the CreateFleet and RunInstances calls in the audit trail, denials included.
 	Launches []AuditCall `json:"launches"`
 	Cost     Cost        `json:"cost"`
@@ -141,6 +143,57 @@ type ENIRow struct {
 	Tags      map[string]string `json:"tags,omitempty"`
 }
 
+// DeniedPod is a workload pod waiting with no node: the quoted mismatch that explains it, and
+// what was pursued for it anyway (for a properly denied pod: no NodeClaim, no launch call, no
+// instance).
+type DeniedPod struct {
+	Namespace    string     `json:"namespace"`
+	Name         string     `json:"name"`
+	UID          string     `json:"uid"`
+	Requests     string     `json:"requests,omitempty"`
+	PendingSince *time.Time `json:"pendingSince,omitempty"`
+	// Mismatch quotes Karpenter's FailedScheduling text, else the scheduler's.
+	Mismatch string `json:"mismatch,omitempty"`
+	// NominatedNodeClaim is a NodeClaim Karpenter nominated for it; LaunchCalls and Instances
+	// are the launch calls tagged for that NodeClaim and the instances carrying its tag.
+	NominatedNodeClaim string   `json:"nominatedNodeClaim,omitempty"`
+	LaunchCalls        []string `json:"launchCalls,omitempty"`
+	Instances          []string `json:"instances,omitempty"`
+}
+
+// deniedPods lists the pending workload pods with no node, and what was pursued for them.
+func deniedPods(ev *Evidence) []DeniedPod {
+	var out []DeniedPod
+	for _, p := range ev.Pods {
+		if p.Phase != "Pending" || p.Node != "" {
+			continue
+		}
+		d := DeniedPod{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Requests: p.Requests, PendingSince: p.PendingSince,
+			Mismatch: p.KarpenterMessage, NominatedNodeClaim: p.NominatedNodeClaim}
+		if d.Mismatch == "" {
+			d.Mismatch = p.PendingReason
+		}
+		if nc := p.NominatedNodeClaim; nc != "" {
+			for _, c := range ev.Launches {
+				if c.NodeClaim == nc {
+					result := strings.Join(c.Created, " ")
+					if c.ErrorCode != "" {
+						result = c.ErrorCode
+					}
+					d.LaunchCalls = append(d.LaunchCalls, c.Action+" "+c.RequestID+": "+result)
+				}
+			}
+			for _, in := range ev.Instances {
+				if in.NodeClaim == nc {
+					d.Instances = append(d.Instances, in.ID+" ("+in.Type+", "+in.State+")")
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // Leak is a running instance with no NodeClaim.
 type Leak struct {
 	InstanceID string    `json:"instanceId"`
@@ -240,6 +293,7 @@ func correlate(h *history, s *Snapshot) *Evidence {
 		ev.Pods = append(ev.Pods, row)
 	}
 	ev.Leaks = findLeaks(ev, h)
+	ev.Denied = deniedPods(ev)
 	ev.Cost = costOf(s.Billing)
 	return ev
 }

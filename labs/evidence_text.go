@@ -59,6 +59,13 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 			p("%s %s\t%s\t%s\t%s\t%s\n", c.Action, c.RequestID, rel(&t), c.Caller, dash(c.NodeClaim), result)
 		}
 	}
+	if len(ev.Denied) > 0 {
+		p("\nPENDING POD (NO NODE)\tREQUESTS\tNOMINATED\tLAUNCH CALLS\tINSTANCES\tWHY (karpenter, else scheduler)\n")
+		for _, d := range ev.Denied {
+			p("%s/%s\t%s\t%s\t%d\t%s\t%s\n", d.Namespace, d.Name, dash(d.Requests), dash(d.NominatedNodeClaim), len(d.LaunchCalls),
+				dash(strings.Join(d.Instances, " ")), dash(d.Mismatch))
+		}
+	}
 	if len(ev.Leaks) > 0 {
 		p("\nLEAKED INSTANCE\tNODECLAIM TAG\tLEAKED SINCE\tCOST\n")
 		for _, l := range ev.Leaks {
