@@ -14,9 +14,11 @@ func TestGoldenScenarios(t *testing.T) {
 	tests := []struct {
 		lab, snapshot string
 		wantFailed    []string
+		// evidence also pins the correlation text (the denied path's PENDING POD table).
+		evidence bool
 	}{
-		{lab: deniedLab, snapshot: "denied-solution"},
-		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}},
+		{lab: deniedLab, snapshot: "denied-solution", evidence: true},
+		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}, evidence: true},
 		{lab: leakLab, snapshot: "leak-solution"},
 		{lab: leakLab, snapshot: "leak-gc"},
 		{lab: leakLab, snapshot: "leak-exercise", wantFailed: []string{"leak-detected", "leak-terminated", "leak-released", "leak-cost", "no-leaks"}},
@@ -29,7 +31,15 @@ func TestGoldenScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := l.GradeSnapshot(t.Context(), nil, loadSnapshot(t, tt.snapshot))
+			snap := loadSnapshot(t, tt.snapshot)
+			r := l.GradeSnapshot(t.Context(), nil, snap)
+			if tt.evidence {
+				var ev bytes.Buffer
+				if err := Correlate(snap).WriteText(&ev); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, tt.snapshot+".evidence.txt", ev.Bytes())
+			}
 			var report bytes.Buffer
 			if err := r.WriteText(&report); err != nil {
 				t.Fatal(err)
