@@ -31,6 +31,8 @@ type Snapshot struct {
 	Policy *fakeec2.Policy `json:"policy,omitempty"`
 	// PDBs are the PodDisruptionBudgets as they are now (the recorder keeps no history of them).
 	PDBs []policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
+	// Images are the EKS-optimized AL2023 AMIs EC2 describes (amazon's), for the AMI graders.
+	Images []ec2types.Image `json:"images,omitempty"`
 }
 
 // TakeSnapshot reads both control planes.
@@ -82,5 +84,12 @@ func (e *Env) TakeSnapshot(ctx context.Context) (*Snapshot, error) {
 		return nil, fmt.Errorf("listing pod disruption budgets: %w", err)
 	}
 	s.PDBs = pdbs.Items
+	images, err := e.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}, Filters: []ec2types.Filter{
+		{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-*"}},
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("describing images: %w", err)
+	}
+	s.Images = images.Images
 	return s, nil
 }
