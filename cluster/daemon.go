@@ -265,6 +265,7 @@ func (d *daemon) controlHandler() http.Handler {
 		}
 		enc.Encode(controlLine{Done: "reset"})
 	})
+	d.kubeletHandlers(mux)
 	return mux
 }
 

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	"github.com/karplab/karplab/cluster/kubelet"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
 )
@@ -205,28 +206,7 @@ func TestIntegrationReset(t *testing.T) {
 	api := NewEC2Client(st.EC2Endpoint, LearnerAccessKeyID)
 	admin := fakeec2.NewAdminClient(st.EC2Endpoint)
 
-	apply := func() {
-		t.Helper()
-		for _, doc := range strings.Split(resetWorkload, "\n---\n") {
-			var u unstructured.Unstructured
-			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-				t.Fatal(err)
-			}
-			resource := map[string]string{"Namespace": "namespaces", "Deployment": "deployments", "NodePool": "nodepools", "EC2NodeClass": "ec2nodeclasses"}[u.GetKind()]
-			ri := dyn.Resource(u.GroupVersionKind().GroupVersion().WithResource(resource))
-			body, _ := u.MarshalJSON()
-			force := true
-			var err error
-			if ns := u.GetNamespace(); ns != "" {
-				_, err = ri.Namespace(ns).Patch(ctx, u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "test", Force: &force})
-			} else {
-				_, err = ri.Patch(ctx, u.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: "test", Force: &force})
-			}
-			if err != nil {
-				t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
-			}
-		}
-	}
+	apply := func() { t.Helper(); applyYAML(t, dyn, resetWorkload) }
 	running := func() int {
 		out, err := api.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{{Name: strPtr("instance-state-name"), Values: []string{"pending", "running"}}}})
 		if err != nil {
@@ -318,3 +298,87 @@ func TestIntegrationReset(t *testing.T) {
 }
 
 func strPtr(s string) *string { return &s }
+
+// applyYAML server-side applies the multi-document manifest (namespaces, deployments,
+// NodePools, EC2NodeClasses).
+func applyYAML(t *testing.T, dyn dynamic.Interface, manifest string) {
+	t.Helper()
+	for _, doc := range strings.Split(manifest, "\n---\n") {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		resource := map[string]string{"Namespace": "namespaces", "Deployment": "deployments", "NodePool": "nodepools", "EC2NodeClass": "ec2nodeclasses"}[u.GetKind()]
+		ri := dyn.Resource(u.GroupVersionKind().GroupVersion().WithResource(resource))
+		body, _ := u.MarshalJSON()
+		force := true
+		opts := metav1.PatchOptions{FieldManager: "test", Force: &force}
+		var err error
+		if ns := u.GetNamespace(); ns != "" {
+			_, err = ri.Namespace(ns).Patch(t.Context(), u.GetName(), types.ApplyPatchType, body, opts)
+		} else {
+			_, err = ri.Patch(t.Context(), u.GetName(), types.ApplyPatchType, body, opts)
+		}
+		if err != nil {
+			t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+}
+
+// TestIntegrationBreakBootstrap: with the bootstrap of a NodePool broken through the daemon,
+// its instance runs but no Node registers, and the kubelet view says why; repaired, new
+// instances register again.
+func TestIntegrationBreakBootstrap(t *testing.T) {
+	h := needLab(t)
+	ctx := t.Context()
+	var progress strings.Builder
+	if err := Reset(ctx, h, &progress); err != nil {
+		t.Fatalf("reset: %v\n%s", err, progress.String())
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", h.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	if err := BreakBootstrap(ctx, h, kubelet.BootstrapFault{}); err == nil {
+		t.Error("a bootstrap fault that selects nothing was accepted")
+	}
+	if err := BreakBootstrap(ctx, h, kubelet.BootstrapFault{Tags: map[string]string{"karpenter.sh/nodepool": "general"}, Reason: "nodeadm: cannot reach the API server"}); err != nil {
+		t.Fatal(err)
+	}
+	applyYAML(t, dynamic.NewForConfigOrDie(cfg), resetWorkload)
+
+	var failed kubelet.NodeStatus
+	deadline := time.Now().Add(2 * time.Minute)
+	for failed.InstanceID == "" {
+		v, err := Kubelet(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range v.Nodes {
+			if n.Phase == kubelet.PhaseBootstrapFailed {
+				failed = n
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no instance failed its bootstrap: %+v", v.Nodes)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !strings.Contains(failed.Reason, "cannot reach the API server") {
+		t.Errorf("failure reason %q does not carry the fault's", failed.Reason)
+	}
+	time.Sleep(3 * time.Second) // a registering kubelet would have been seen by now
+	if nodes, _ := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); len(nodes.Items) != 0 {
+		t.Errorf("%d nodes registered despite the broken bootstrap", len(nodes.Items))
+	}
+	if err := RepairBootstrap(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Kubelet(ctx, h); err != nil || len(v.Faults) != 0 {
+		t.Errorf("faults after repair: %+v, %v", v, err)
+	}
+	if err := Reset(ctx, h, &progress); err != nil {
+		t.Fatalf("reset: %v", err)
+	}
+}

@@ -256,17 +256,11 @@ func (r *resetter) waitNamespacesGone(ctx context.Context, names []string, timeo
 
 // Reset asks the running daemon to reset the lab, streaming its progress lines to status.
 func Reset(ctx context.Context, h Home, status io.Writer) error {
-	if _, err := h.daemonPID(); err != nil {
+	base, err := h.controlURL()
+	if err != nil {
 		return err
 	}
-	st, err := h.ReadState()
-	if err != nil {
-		return fmt.Errorf("reading daemon state: %w", err)
-	}
-	if st.Phase != PhaseReady || st.ControlURL == "" {
-		return fmt.Errorf("the lab is %s, not ready; wait for karplab start to finish", st.Phase)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, st.ControlURL+"/reset", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/reset", nil)
 	if err != nil {
 		return err
 	}

@@ -95,6 +95,7 @@ Start here:
 			labCommand(),
 			checkCommand(),
 			evidenceCommand(),
+			kubeletCommand(),
 			ec2Command(),
 			daemonCommand(),
 			internalCommand(),
