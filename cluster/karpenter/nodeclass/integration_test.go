@@ -3,9 +3,9 @@ package nodeclass_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"

@@ -215,26 +215,34 @@ func TestResolveNothingMatches(t *testing.T) {
 				Reason: "SecurityGroupsNotFound", Message: "SecurityGroupSelector did not match any SecurityGroups"},
 		},
 		{
-			name:   "unknown subnet id",
-			mutate: func(nc *v1.EC2NodeClass) { nc.Spec.SubnetSelectorTerms = []v1.SubnetSelectorTerm{{ID: "subnet-00000000"}} },
+			name: "unknown subnet id",
+			mutate: func(nc *v1.EC2NodeClass) {
+				nc.Spec.SubnetSelectorTerms = []v1.SubnetSelectorTerm{{ID: "subnet-00000000"}}
+			},
 			want: condition{Type: v1.ConditionTypeSubnetsReady, Status: metav1.ConditionFalse,
 				Reason: "SubnetsNotFound", Message: "SubnetSelector did not match any Subnets"},
 		},
 		{
-			name:   "unreleased AMI version",
-			mutate: func(nc *v1.EC2NodeClass) { nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "al2023@v19990101"}} },
+			name: "unreleased AMI version",
+			mutate: func(nc *v1.EC2NodeClass) {
+				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "al2023@v19990101"}}
+			},
 			want: condition{Type: v1.ConditionTypeAMIsReady, Status: metav1.ConditionFalse,
 				Reason: "AMINotFound", Message: "AMISelector did not match any AMIs"},
 		},
 		{
-			name:   "AMI family the emulator has no images of",
-			mutate: func(nc *v1.EC2NodeClass) { nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "bottlerocket@latest"}} },
+			name: "AMI family the emulator has no images of",
+			mutate: func(nc *v1.EC2NodeClass) {
+				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
+			},
 			want: condition{Type: v1.ConditionTypeAMIsReady, Status: metav1.ConditionFalse,
 				Reason: "AMINotFound", Message: "AMISelector did not match any AMIs"},
 		},
 		{
-			name:   "windows alias",
-			mutate: func(nc *v1.EC2NodeClass) { nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "windows2022@latest"}} },
+			name: "windows alias",
+			mutate: func(nc *v1.EC2NodeClass) {
+				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "windows2022@latest"}}
+			},
 			want: condition{Type: v1.ConditionTypeAMIsReady, Status: metav1.ConditionFalse, Reason: "AMINotFound",
 				Message: `AMI alias "windows2022@latest" is not supported in the lab: it serves the al2023, al2 and bottlerocket families`},
 		},
@@ -335,8 +343,10 @@ func TestResolveSelectors(t *testing.T) {
 			},
 		},
 		{
-			name:   "pinned alias",
-			mutate: func(nc *v1.EC2NodeClass) { nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "al2023@v20261001"}} },
+			name: "pinned alias",
+			mutate: func(nc *v1.EC2NodeClass) {
+				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "al2023@v20261001"}}
+			},
 			check: amiNames(
 				"amazon-eks-node-al2023-x86_64-standard-1.34-v20261001",
 				"amazon-eks-node-al2023-arm64-standard-1.34-v20261001",

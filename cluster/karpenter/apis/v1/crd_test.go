@@ -11,12 +11,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -396,9 +396,11 @@ func TestInvalid(t *testing.T) {
 			want:   []wantErr{{"spec.metadataOptions.httpTokens", field.ErrorTypeNotSupported, `supported values: "required", "optional"`}},
 		},
 		{
-			name:   "hop limit out of range",
-			mutate: func(o map[string]any) { spec(o)["metadataOptions"].(map[string]any)["httpPutResponseHopLimit"] = int64(65) },
-			want:   []wantErr{{"spec.metadataOptions.httpPutResponseHopLimit", field.ErrorTypeInvalid, "should be less than or equal to 64"}},
+			name: "hop limit out of range",
+			mutate: func(o map[string]any) {
+				spec(o)["metadataOptions"].(map[string]any)["httpPutResponseHopLimit"] = int64(65)
+			},
+			want: []wantErr{{"spec.metadataOptions.httpPutResponseHopLimit", field.ErrorTypeInvalid, "should be less than or equal to 64"}},
 		},
 		{
 			name: "alias with id in the same term",
