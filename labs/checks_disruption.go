@@ -34,6 +34,8 @@ type claimLife struct {
 	Initialized *time.Time
 	// Reason is the DisruptionReason condition's reason (Underutilized, Empty, Drifted, ...).
 	Reason string
+	// DriftReason is the Drifted condition's reason, the provider's (AMIDrift, NodeClassDrift, ...).
+	DriftReason string
 	// Disrupting is when Karpenter first marked it for disruption (DisruptionReason) or its
 	// deletion was requested, whichever came first.
 	Disrupting        *time.Time
@@ -91,6 +93,8 @@ func (g *Grading) claimLives(pool string) []claimLife {
 					if c.Disrupting == nil {
 						c.Disrupting = &seen
 					}
+				case karpv1.ConditionTypeDrifted:
+					c.DriftReason = cond.Reason
 				case karpv1.ConditionTypeInstanceTerminating:
 					if c.Terminating == nil {
 						c.Terminating = &seen
@@ -165,8 +169,9 @@ type availStep struct {
 
 // availability returns the workload's available-pod count after each change, in time order.
 // A pod is available from when it is first seen Ready until it is seen terminating, not
-// Ready, or deleted.
-func (g *Grading) availability(ns, prefix string) []availStep {
+// Ready, or deleted — or until its node's machine died (lost: node name -> when EC2 ended
+// its instance), which Kubernetes learns only when the node stops reporting.
+func (g *Grading) availability(ns, prefix string, lost map[string]time.Time) []availStep {
 	type edge struct {
 		at    time.Time
 		delta int
@@ -178,6 +183,19 @@ func (g *Grading) availability(ns, prefix string) []availStep {
 			continue
 		}
 		var from *time.Time
+		// interval records one available interval, cut short by the death of its machine.
+		interval := func(from time.Time, until *time.Time, node string) {
+			if dead, ok := lost[node]; ok && (until == nil || dead.Before(*until)) {
+				if !dead.After(from) {
+					return
+				}
+				until = &dead
+			}
+			edges = append(edges, edge{from, 1})
+			if until != nil {
+				edges = append(edges, edge{*until, -1})
+			}
+		}
 		for i, p := range v.States {
 			seen := v.Seen[i].UTC()
 			ok := p.DeletionTimestamp == nil && podReady(p)
@@ -185,15 +203,12 @@ func (g *Grading) availability(ns, prefix string) []availStep {
 			case ok && from == nil:
 				from = &seen
 			case !ok && from != nil:
-				edges = append(edges, edge{*from, 1}, edge{seen, -1})
+				interval(*from, &seen, p.Spec.NodeName)
 				from = nil
 			}
 		}
 		if from != nil {
-			edges = append(edges, edge{*from, 1})
-			if v.Deleted != nil {
-				edges = append(edges, edge{*v.Deleted, -1})
-			}
+			interval(*from, v.Deleted, last.Spec.NodeName)
 		}
 	}
 	// Losses first at equal times: the worst case is what a PodDisruptionBudget guards.
@@ -439,6 +454,58 @@ func peakHourly(g *Grading, pool string) (peak float64, at time.Time) {
 		}
 	}
 	return peak, at
+}
+
+// machineLeftovers lists what of a removed machine is still there on the EC2 side: the
+// instance not terminated, volumes or interfaces not deleted, billing not stopped.
+func machineLeftovers(in InstanceRow) []string {
+	var problems []string
+	if in.State != "terminated" {
+		problems = append(problems, "instance "+in.State)
+	}
+	for _, v := range in.Volumes {
+		if !v.Deleted {
+			problems = append(problems, "volume "+v.ID+" remains")
+		}
+	}
+	for _, n := range in.ENIs {
+		if !n.Deleted {
+			problems = append(problems, "interface "+n.ID+" remains")
+		}
+	}
+	if in.BilledUntil == nil {
+		problems = append(problems, "still billed")
+	}
+	return problems
+}
+
+// machineGone says how a removed machine went: who terminated it, when billing stopped, what
+// was deleted with it.
+func machineGone(in InstanceRow) string {
+	var ids []string
+	for _, v := range in.Volumes {
+		ids = append(ids, v.ID)
+	}
+	for _, n := range in.ENIs {
+		ids = append(ids, n.ID)
+	}
+	return fmt.Sprintf("%s terminated by %s at %s, billed until %s; deleted %s", in.ID, dash(in.TerminatedBy),
+		hmsPtr(in.TerminatedAt), hmsPtr(in.BilledUntil), strings.Join(ids, ", "))
+}
+
+func hmsPtr(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return hms(*t)
+}
+
+// nouns renders "1 worker" or "3 workers".
+func nouns(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func hms(t time.Time) string { return t.Local().Format("15:04:05.000") }

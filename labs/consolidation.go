@@ -217,7 +217,7 @@ func checkPDBProtects(g *Grading, replicas, required int) Check {
 func checkAvailabilityHeld(g *Grading, required int) Check {
 	const id = "availability-held"
 	title := fmt.Sprintf("The workload never fell below %d available render workers", required)
-	steps := g.availability(zibaNamespace, renderWorker)
+	steps := g.availability(zibaNamespace, renderWorker, nil)
 	low, at, ok := lowestAfterPeak(steps, required)
 	if !ok {
 		return fail(id, title, fmt.Sprintf("the render workers never had %d available pods", required), "Stage the lab and apply the NodePool first.")
@@ -300,36 +300,11 @@ func checkCleanedUp(ev *Evidence, consolidated []claimLife) Check {
 			bad = append(bad, fmt.Sprintf("%s: EC2 does not know its instance %q", c.Name, c.InstanceID))
 			continue
 		}
-		var problems []string
-		if in.State != "terminated" {
-			problems = append(problems, "instance "+in.State)
-		}
-		for _, v := range in.Volumes {
-			if !v.Deleted {
-				problems = append(problems, "volume "+v.ID+" remains")
-			}
-		}
-		for _, n := range in.ENIs {
-			if !n.Deleted {
-				problems = append(problems, "interface "+n.ID+" remains")
-			}
-		}
-		if in.BilledUntil == nil {
-			problems = append(problems, "still billed")
-		}
-		if len(problems) > 0 {
+		if problems := machineLeftovers(in); len(problems) > 0 {
 			bad = append(bad, fmt.Sprintf("%s (%s): %s", c.Name, in.ID, strings.Join(problems, ", ")))
 			continue
 		}
-		var vols, enis []string
-		for _, v := range in.Volumes {
-			vols = append(vols, v.ID)
-		}
-		for _, n := range in.ENIs {
-			enis = append(enis, n.ID)
-		}
-		good = append(good, fmt.Sprintf("%s: %s terminated by %s at %s, billed until %s; deleted %s", c.Name, in.ID, dash(in.TerminatedBy),
-			hmsPtr(in.TerminatedAt), hmsPtr(in.BilledUntil), strings.Join(append(vols, enis...), ", ")))
+		good = append(good, c.Name+": "+machineGone(in))
 	}
 	if len(bad) > 0 {
 		return fail(id, title, fmt.Sprintf("%d of %d consolidated machines are not fully gone", len(bad), len(consolidated)),
@@ -358,13 +333,6 @@ func checkCostSaved(g *Grading) Check {
 	}
 	saved := peak - now
 	return pass(id, title, reason, fmt.Sprintf("saves $%.4f/h (%.0f%%), $%.2f over 30 days", saved, 100*saved/peak, saved*24*30))
-}
-
-func hmsPtr(t *time.Time) string {
-	if t == nil {
-		return "-"
-	}
-	return hms(*t)
 }
 
 func stageConsolidation(ctx context.Context, e *Env, out io.Writer, opts StageOptions) error {

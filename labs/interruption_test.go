@@ -1,0 +1,78 @@
+package labs
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestIntegrationInterruptionSolutionPasses(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(interruptionLab)
+	start := time.Now()
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 3 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, 30*time.Second)
+	if !r.Passed {
+		t.Fatalf("the solution does not pass:\n%s", reportText(r))
+	}
+	t.Logf("staged, reclaimed and recovered in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+}
+
+func TestIntegrationInterruptionExerciseFails(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(interruptionLab)
+	out := testOut(t)
+	ctx := t.Context()
+	if err := l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	// Before the reclaim every check fails, naming the missing interruption.
+	r, err := l.Check(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Failed(); len(got) != 7 || !strings.Contains(r.Checks[0].Reason, "no spot machine was reclaimed") {
+		t.Errorf("before the reclaim, failed %v:\n%s", got, reportText(r))
+	}
+	// The untouched exercise applies and runs the workers, all on one spot machine.
+	if err := e.ApplyExercise(ctx, interruptionLab, "nodepool.yaml", out); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.waitRolledOut(ctx, out, 2*time.Minute, zibaNamespace, renderWorker); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute}); err != nil { // the reclaim
+		t.Fatal(err)
+	}
+	// Wait until Karpenter has tried, and failed, to replace the capacity with spot.
+	if err := e.waitChecks(ctx, out, 3*time.Minute, interruptionLab, "loss-detected"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r, err = l.Check(ctx, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := r.Checks[4]; c.ID != "capacity-replaced" || strings.Contains(c.Reason, "launch attempts found no capacity") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	r = checkUntil(t, e, l, true, 10*time.Second) // it must not come to pass
+	if r.Passed {
+		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
+	}
+	want := []string{"blast-radius", "availability-held", "capacity-replaced", "recovery-timeline"}
+	if diff := cmp.Diff(want, r.Failed()); diff != "" {
+		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	if !strings.Contains(r.Checks[4].Reason, "launch attempts found no capacity") {
+		t.Errorf("capacity-replaced should quote the failed spot launches:\n%s", reportText(r))
+	}
+	t.Logf("%s", reportText(r))
+}
