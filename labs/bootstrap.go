@@ -107,10 +107,10 @@ func checkFailingBoundary(g *Grading, stuck []stuckClaim) Check {
 	var lines []string
 	for _, s := range stuck {
 		in, ok := g.Evidence.instance(s.InstanceID)
-		state := "unknown to EC2"
-		if ok {
-			state = fmt.Sprintf("%s %s in %s, %s", in.ID, in.Type, in.Zone, in.State)
+		if !ok {
+			continue // the EC2 side of the boundary is not in the evidence
 		}
+		state := fmt.Sprintf("%s %s in %s, %s", in.ID, in.Type, in.Zone, in.State)
 		waited := g.Snapshot.TakenAt.Sub(*s.Launched)
 		if s.Deleted != nil {
 			waited = s.Deleted.Sub(*s.Launched)
@@ -118,7 +118,11 @@ func checkFailingBoundary(g *Grading, stuck []stuckClaim) Check {
 		lines = append(lines, fmt.Sprintf("NodeClaim %s launched at %s -> instance %s -> no Node for %s; %s",
 			s.Name, s.Launched.Local().Format("15:04:05"), state, waited.Round(time.Second), dash(s.Registration)))
 	}
-	return pass(id, title, fmt.Sprintf("%d NodeClaims launched machines that never registered: bootstrap (user data -> nodeadm -> kubelet) is the failing boundary", len(stuck)),
+	if len(lines) == 0 {
+		return fail(id, title, fmt.Sprintf("%d NodeClaims never registered, but EC2 knows none of their instances", len(stuck)),
+			"The boundary needs both sides: the instance running in EC2 and no Node in Kubernetes.")
+	}
+	return pass(id, title, fmt.Sprintf("%d NodeClaims launched machines that never registered: bootstrap (user data -> nodeadm -> kubelet) is the failing boundary", len(lines)),
 		first(lines, 4)...)
 }
 
