@@ -18,6 +18,7 @@ func TestIntegrationConsolidationSolutionPasses(t *testing.T) {
 	if !r.Passed {
 		t.Fatalf("the solution does not pass:\n%s", reportText(r))
 	}
+	keepSnapshot(t, e, "consolidation-solution")
 	t.Logf("staged and consolidated in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
 }
 
@@ -48,6 +49,7 @@ func TestIntegrationConsolidationExerciseFails(t *testing.T) {
 	if r.Passed {
 		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
 	}
+	keepSnapshot(t, e, "consolidation-exercise")
 	want := []string{"nodes-consolidated", "disruption-budget", "pdb-protects", "pods-rescheduled", "consolidated-cleaned-up", "cost-saved"}
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))

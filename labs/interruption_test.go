@@ -19,6 +19,7 @@ func TestIntegrationInterruptionSolutionPasses(t *testing.T) {
 	if !r.Passed {
 		t.Fatalf("the solution does not pass:\n%s", reportText(r))
 	}
+	keepSnapshot(t, e, "interruption-solution")
 	t.Logf("staged, reclaimed and recovered in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
 }
 
@@ -67,6 +68,7 @@ func TestIntegrationInterruptionExerciseFails(t *testing.T) {
 	if r.Passed {
 		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
 	}
+	keepSnapshot(t, e, "interruption-exercise")
 	want := []string{"blast-radius", "availability-held", "capacity-replaced", "recovery-timeline"}
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))

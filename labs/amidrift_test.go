@@ -1,0 +1,61 @@
+package labs
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestIntegrationAMIDriftSolutionPasses(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(amiDriftLab)
+	start := time.Now()
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, 30*time.Second)
+	if !r.Passed {
+		t.Fatalf("the solution does not pass:\n%s", reportText(r))
+	}
+	keepSnapshot(t, e, "amidrift-solution")
+	t.Logf("staged, published, rolled forward and back in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+}
+
+func TestIntegrationAMIDriftExerciseFails(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(amiDriftLab)
+	out := testOut(t)
+	ctx := t.Context()
+	if err := l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	// The untouched exercise applies and runs the workers on the newest AMI (@latest).
+	if err := e.ApplyExercise(ctx, amiDriftLab, "nodepool.yaml", out); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.waitRolledOut(ctx, out, 2*time.Minute, zibaNamespace, renderWorker); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute}); err != nil { // AWS publishes a release
+		t.Fatal(err)
+	}
+	// @latest resolves the new release: every node drifts and is replaced, unasked.
+	release, err := e.newestRelease(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.waitAMIRollout(ctx, out, 2*time.Minute, release); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, 10*time.Second) // it must not come to pass
+	if r.Passed {
+		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
+	}
+	keepSnapshot(t, e, "amidrift-exercise")
+	want := []string{"ami-pinned", "no-unplanned-rollout", "instances-on-approved-ami", "rollback-rehearsed"}
+	if diff := cmp.Diff(want, r.Failed()); diff != "" {
+		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	t.Logf("%s", reportText(r))
+}
