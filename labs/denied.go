@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -188,21 +189,58 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 		return fail(fp.id, fp.title, fmt.Sprintf("pod %s/%s was never created", zibaNamespace, fp.name),
 			"Stage the lab: karplab lab run "+deniedLab)
 	}
-	var problems []string
+	var problems, earlier []string
 	if row.Phase != "Pending" {
 		problems = append(problems, fmt.Sprintf("the pod is %s (node %s), not Pending", row.Phase, dash(row.Node)))
 	}
+	// What an earlier, broader NodePool spec pursued is history the learner has since fixed:
+	// graded is what happened since the NodePools took their current spec.
+	since := g.boundsSince()
+	current := func(t time.Time) bool { return !t.Before(since.Truncate(time.Second)) }
+	note := func(graded bool, line string) {
+		if graded {
+			problems = append(problems, line)
+		} else {
+			earlier = append(earlier, "not graded: "+line)
+		}
+	}
+	// A NodeClaim made under an earlier spec is history once deleted; while it exists it
+	// keeps trying to launch for the pod, under the current spec too.
+	type claimLife struct {
+		created time.Time
+		gone    bool
+	}
+	lives := map[string]claimLife{}
+	for _, v := range g.hist.nodeClaims {
+		lives[v.last().Name] = claimLife{v.States[0].CreationTimestamp.Time, v.Deleted != nil}
+	}
+	claimGraded := func(name string, at time.Time) (bool, string) {
+		l, ok := lives[name]
+		switch {
+		case !ok:
+			return current(at), ""
+		case !current(l.created) && l.gone:
+			return false, ""
+		case !current(l.created):
+			return true, " (made under an earlier NodePool spec, it still exists and retries: delete it)"
+		}
+		return true, ""
+	}
 	// NodeClaims: nominated for the pod, or shaped by its forbidden constraint.
 	claims := map[string]bool{}
-	if row.NominatedNodeClaim != "" {
-		claims[row.NominatedNodeClaim] = true
-		problems = append(problems, "Karpenter nominated NodeClaim "+row.NominatedNodeClaim+" for it")
+	for _, e := range g.hist.events[row.UID] {
+		if m := nominatedRe.FindStringSubmatch(e.Message); e.Reason == "Nominated" && m != nil && !claims[m[1]] {
+			claims[m[1]] = true
+			graded, why := claimGraded(m[1], firstEventTime(e))
+			note(graded, "Karpenter nominated NodeClaim "+m[1]+" for it"+why)
+		}
 	}
 	for _, v := range g.hist.nodeClaims {
 		for _, nc := range v.States {
 			if fp.claim(nc) && !claims[nc.Name] {
 				claims[nc.Name] = true
-				problems = append(problems, "NodeClaim "+nc.Name+" was created for its constraint")
+				graded, why := claimGraded(nc.Name, nc.CreationTimestamp.Time)
+				note(graded, "NodeClaim "+nc.Name+" was created for its constraint"+why)
 				break
 			}
 		}
@@ -216,14 +254,17 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 		nc := requestTag(e.Parameters, apisv1.NodeClaimTagKey)
 		switch {
 		case nc != "" && claims[nc]:
-			problems = append(problems, fmt.Sprintf("%s %s was sent for NodeClaim %s (%s)", e.Action, e.RequestID, nc, resultOf(e)))
+			graded, _ := claimGraded(nc, e.Time)
+			note(graded, fmt.Sprintf("%s %s was sent for NodeClaim %s (%s)", e.Action, e.RequestID, nc, resultOf(e)))
 		case e.Caller == cluster.KarpenterAccessKeyID && paramsMatch(e.Parameters, fp.param):
-			problems = append(problems, fmt.Sprintf("Karpenter's %s %s asked for the forbidden capacity (%s)", e.Action, e.RequestID, resultOf(e)))
+			graded, _ := claimGraded(nc, e.Time)
+			note(graded, fmt.Sprintf("Karpenter's %s %s asked for the forbidden capacity (%s)", e.Action, e.RequestID, resultOf(e)))
 		}
 	}
+	// An instance of the forbidden kind counts while it exists, whenever it was launched.
 	for _, in := range ev.Instances {
 		if fp.instance(in) {
-			problems = append(problems, fmt.Sprintf("instance %s (%s in %s, %s) exists", in.ID, in.Type, in.Zone, in.State))
+			note(in.State != "terminated" || current(in.LaunchTime), fmt.Sprintf("instance %s (%s in %s, %s) exists", in.ID, in.Type, in.Zone, in.State))
 		}
 	}
 	mismatch := row.KarpenterMessage
@@ -239,8 +280,12 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	if row.PendingReason != "" {
 		evidence = append(evidence, "scheduler: "+row.PendingReason)
 	}
+	if len(earlier) > 0 {
+		evidence = append(evidence, fmt.Sprintf("%d attempts under the NodePools' earlier spec (current since %s), by NodeClaims since deleted, are not graded", len(earlier), since.Local().Format("15:04:05")))
+		evidence = append(evidence, first(earlier, 2)...)
+	}
 	if len(problems) == 0 {
-		return pass(fp.id, fp.title, "Pending with an explained mismatch; no NodeClaim, no launch request and no instance for it", evidence...)
+		return pass(fp.id, fp.title, "Pending with an explained mismatch; no NodeClaim, no launch request and no instance for it under the current NodePool", evidence...)
 	}
 	return fail(fp.id, fp.title, fmt.Sprintf("capacity was pursued for a forbidden pod: %s", problems[0]),
 		"Bound the NodePool so Karpenter cannot synthesise this capacity at all (kubectl describe nodepool ziba-general), and check aws ec2 describe-instances.",
@@ -306,6 +351,27 @@ func (g *Grading) liveNodePools() []karpv1.NodePool {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// boundsSince is when the live NodePools took their current spec: the latest time one of
+// them was seen at its current generation first (zero when there is none).
+func (g *Grading) boundsSince() time.Time {
+	var t time.Time
+	for _, v := range g.hist.nodePools {
+		if v.Deleted != nil {
+			continue
+		}
+		gen := v.last().Generation
+		for i, np := range v.States {
+			if np.Generation == gen {
+				if v.Seen[i].After(t) {
+					t = v.Seen[i]
+				}
+				break
+			}
+		}
+	}
+	return t
 }
 
 // nodePoolRefuses says why np can never take pod, or "" when it could.

@@ -19,6 +19,9 @@ func TestGoldenScenarios(t *testing.T) {
 	}{
 		{lab: deniedLab, snapshot: "denied-solution", evidence: true},
 		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}, evidence: true},
+		// The learner's path: the over-broad exercise applied, then the fix, then the NodeClaims
+		// the broad spec had made deleted.
+		{lab: deniedLab, snapshot: "denied-learner"},
 		{lab: leakLab, snapshot: "leak-solution"},
 		{lab: leakLab, snapshot: "leak-gc"},
 		{lab: leakLab, snapshot: "leak-exercise", wantFailed: []string{"leak-detected", "leak-terminated", "leak-released", "leak-cost", "no-leaks"}},
