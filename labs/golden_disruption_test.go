@@ -2,9 +2,15 @@ package labs
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/karplab/karplab/fakeec2"
 )
 
 // The snapshots are real runs of the disruption labs (saved by their integration tests with
@@ -50,6 +56,54 @@ func TestGoldenDisruptionLabs(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantFailed, r.Failed()); diff != "" {
 				t.Errorf("failed checks (-want +got):\n%s\n%s", diff, report.String())
+			}
+		})
+	}
+}
+
+// TestDisruptionLabsOnAnEmptyLab: graded before anything was staged, every lab fails with
+// reasons (and does not panic); an interruption of a machine Karpenter never knew is reported
+// as such.
+func TestDisruptionLabsOnAnEmptyLab(t *testing.T) {
+	empty := &Snapshot{TakenAt: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
+	stray := &Snapshot{
+		TakenAt: empty.TakenAt,
+		Audit: []fakeec2.AuditEvent{{Time: empty.TakenAt.Add(-time.Minute), Action: fakeec2.ActionBidEvicted,
+			Caller: fakeec2.AWSServiceCaller, Terminated: []string{"i-0123456789abcdef0"}}},
+		Instances: []ec2types.Instance{{InstanceId: aws.String("i-0123456789abcdef0"), InstanceType: "m6g.large",
+			State: &ec2types.InstanceState{Name: ec2types.InstanceStateNameTerminated}, LaunchTime: aws.Time(empty.TakenAt.Add(-time.Hour))}},
+	}
+	tests := []struct {
+		lab        string
+		snap       *Snapshot
+		wantPassed []string
+	}{
+		{lab: consolidationLab, snap: empty, wantPassed: []string{"no-leaks"}},
+		{lab: interruptionLab, snap: empty, wantPassed: []string{"no-leaks"}},
+		{lab: interruptionLab, snap: stray, wantPassed: []string{"no-leaks"}},
+		{lab: amiDriftLab, snap: empty, wantPassed: []string{"no-leaks"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lab, func(t *testing.T) {
+			l, err := Get(tt.lab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := l.GradeSnapshot(t.Context(), nil, tt.snap)
+			var passed []string
+			for _, c := range r.Checks {
+				if c.Passed {
+					passed = append(passed, c.ID)
+				}
+				if !c.Passed && (c.Reason == "" || c.Hint == "") {
+					t.Errorf("%s fails without a reason or hint: %+v", c.ID, c)
+				}
+			}
+			if diff := cmp.Diff(tt.wantPassed, passed); diff != "" {
+				t.Errorf("passed checks (-want +got):\n%s\n%s", diff, reportText(r))
+			}
+			if tt.snap == stray && !strings.Contains(r.Checks[0].Reason, "no NodeClaim ever named it") {
+				t.Errorf("a stray reclaim: %s", r.Checks[0].Reason)
 			}
 		})
 	}

@@ -123,6 +123,21 @@ func gradeInterruption(g *Grading) []Check {
 			checkNoLeaks(g.Evidence),
 		}
 	}
+	if r.Claim == nil {
+		// A machine Karpenter never knew: nothing of the timeline can be traced.
+		c := checkReclaimed(g, r)
+		why := "the reclaimed instance " + r.Instance.ID + " belongs to no NodeClaim"
+		return []Check{
+			c,
+			fail("loss-detected", titleDetected, why, c.Hint),
+			fail("blast-radius", titleBlast, why, c.Hint),
+			fail("availability-held", fmt.Sprintf(titleAvailability, intRequired), why, c.Hint),
+			fail("capacity-replaced", titleReplaced, why, c.Hint),
+			fail("recovery-timeline", titleRecovery, why, c.Hint),
+			checkReclaimCleanedUp(g, r),
+			checkNoLeaks(g.Evidence),
+		}
+	}
 	steps := g.availability(zibaNamespace, renderWorker, map[string]time.Time{r.Node: r.At})
 	return []Check{
 		checkReclaimed(g, r),
