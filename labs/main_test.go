@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/cluster/karpenter"
 )
 
 // lab is the one lab daemon this test package runs (in-process, like `karplab start
@@ -74,6 +75,9 @@ func startLab() (stop func(), err error) {
 			EC2Addr:    ec2Addr,
 			Executable: exe,
 			Logger:     slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+			// The leak lab's tests rely on the collector sparing instances younger than 30s
+			// (the real default) and then sweeping soon.
+			Karpenter: karpenter.Options{GCMinAge: 30 * time.Second, GCPeriod: 5 * time.Second},
 		})
 	}()
 	stop = func() {
