@@ -2,6 +2,8 @@ package app
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,5 +35,35 @@ func TestInterspersed(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestLabGet(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := run(t, "lab", "get", "happy-path", dir+"/ex")
+	if code != 0 {
+		t.Fatalf("lab get: exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"README.md", "nodepool.yaml", "workload.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, "ex", f)); err != nil {
+			t.Errorf("exercise file %s: %v", f, err)
+		}
+	}
+	// The learner's work is never overwritten.
+	if code, _, errOut := run(t, "lab", "get", "happy-path", dir+"/ex"); code != ExitError || !strings.Contains(errOut, "not overwriting") {
+		t.Errorf("second lab get: exit %d, %q; want exit 2, not overwriting", code, errOut)
+	}
+	if code, _, errOut := run(t, "lab", "get", dir+"/sol", "--solution", "happy-path"); code != ExitError || !strings.Contains(errOut, "no lab named") {
+		t.Errorf("lab get with the name second: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := run(t, "lab", "get", "happy-path", dir+"/sol", "--solution"); code != 0 {
+		t.Fatalf("lab get --solution: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sol", "nodepool.yaml"))
+	if err != nil || !strings.Contains(string(b), "consolidationPolicy: WhenEmptyOrUnderutilized") {
+		t.Errorf("solution nodepool.yaml: %v\n%s", err, b)
+	}
+	if code, _, errOut := run(t, "lab", "get", "no-such-lab"); code != ExitError || !strings.Contains(errOut, "happy-path") {
+		t.Errorf("unknown lab: exit %d, %q; want exit 2 listing the labs", code, errOut)
 	}
 }

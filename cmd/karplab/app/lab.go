@@ -13,6 +13,7 @@ import (
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/exercises"
 	"github.com/karplab/karplab/labs"
+	"github.com/karplab/karplab/solutions"
 )
 
 func labCommand() *cli.Command {
@@ -57,20 +58,29 @@ func labCommand() *cli.Command {
 				Name:      "get",
 				Usage:     "copy a lab's exercise (task README and manifests to complete) into DIR (default ./NAME)",
 				ArgsUsage: "NAME [DIR]",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "solution", Usage: "copy the reference solution instead (default DIR ./NAME-solution)"},
+				},
 				Action: func(c *cli.Context) error {
 					l, err := labArg(c)
 					if err != nil {
 						return err
 					}
-					dir := c.Args().Get(1)
-					if dir == "" {
-						dir = l.Name
+					fsys, dir := fs.FS(exercises.FS), l.Name
+					if c.Bool("solution") {
+						fsys, dir = solutions.FS, l.Name+"-solution"
 					}
-					files, err := copyExercise(l.Name, dir)
+					if d := c.Args().Get(1); d != "" {
+						dir = d
+					}
+					files, err := copyLabFiles(fsys, l.Name, dir)
 					if err != nil {
-						return err
+						return &exitError{code: ExitError, err: err}
 					}
-					fmt.Fprintf(c.App.ErrWriter, "Wrote %s to %s/\nRead %s first.\n", strings.Join(files, ", "), dir, filepath.Join(dir, "README.md"))
+					fmt.Fprintf(c.App.ErrWriter, "Wrote %s to %s/\n", strings.Join(files, ", "), dir)
+					if !c.Bool("solution") {
+						fmt.Fprintf(c.App.ErrWriter, "Read %s first.\n", filepath.Join(dir, "README.md"))
+					}
 					return nil
 				},
 			},
@@ -102,11 +112,12 @@ func labEnv(c *cli.Context) (*labs.Env, error) {
 	return env, nil
 }
 
-// copyExercise writes exercises/NAME/* to dir, refusing to overwrite the learner's work.
-func copyExercise(name, dir string) ([]string, error) {
-	entries, err := fs.ReadDir(exercises.FS, name)
+// copyLabFiles writes NAME/* of fsys (exercises or solutions) to dir, refusing to overwrite
+// the learner's work.
+func copyLabFiles(fsys fs.FS, name, dir string) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, name)
 	if err != nil {
-		return nil, fmt.Errorf("lab %s has no exercise files: %w", name, err)
+		return nil, fmt.Errorf("lab %s has no files here: %w", name, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -119,7 +130,7 @@ func copyExercise(name, dir string) ([]string, error) {
 		}
 	}
 	for _, e := range entries {
-		b, err := fs.ReadFile(exercises.FS, name+"/"+e.Name())
+		b, err := fs.ReadFile(fsys, name+"/"+e.Name())
 		if err != nil {
 			return nil, err
 		}
