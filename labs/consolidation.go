@@ -327,7 +327,7 @@ func checkCostSaved(g *Grading) Check {
 	if peak == 0 {
 		return fail(id, title, "nothing was ever billed for NodePool "+generalPool, "Stage the lab and apply the NodePool first.")
 	}
-	reason := fmt.Sprintf("$%.4f/h at the peak (from %s), $%.4f/h now with %d instances", peak, hms(at), now, running)
+	reason := fmt.Sprintf("$%.4f/h at the peak (from %s), $%.4f/h now with %s", peak, hms(at), now, nouns(running, "instance"))
 	if now >= peak {
 		return fail(id, title, reason+": nothing saved", "Consolidation removes the machines the lower demand does not need; the ledger stops billing them at termination.")
 	}
