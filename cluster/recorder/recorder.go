@@ -46,6 +46,8 @@ var Watched = map[string]schema.GroupVersionResource{
 	"NodeClaim":    {Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"},
 	"NodePool":     {Group: "karpenter.sh", Version: "v1", Resource: "nodepools"},
 	"EC2NodeClass": {Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"},
+	// PodDisruptionBudgets as they were while nodes were disrupted, not only as they are now.
+	"PodDisruptionBudget": {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
 }
 
 // Options configure a Recorder.
