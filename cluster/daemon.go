@@ -96,7 +96,6 @@ type daemon struct {
 	resetMu          sync.Mutex
 	mu               sync.Mutex
 	state            State
-	services         []*service
 	started          []*service
 }
 
@@ -135,12 +134,11 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 		h.removeRuntimeFiles()
 	}()
 
-	services, err := newServices(ctx, d)
+	services, err := newServices(d)
 	if err != nil {
 		d.fail(err)
 		return err
 	}
-	d.services = services
 	for _, s := range services {
 		begin := time.Now()
 		cfg.Logger.Info("starting", "component", s.name)

@@ -68,7 +68,7 @@ func NewEC2Client(endpoint, accessKeyID string) *ec2.Client {
 }
 
 // newServices lists the lab's parts in start order.
-func newServices(ctx context.Context, d *daemon) ([]*service, error) {
+func newServices(d *daemon) ([]*service, error) {
 	cfg := d.cfg
 	log := cfg.Logger
 	be, err := newBackend(cfg)
