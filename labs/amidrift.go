@@ -403,30 +403,14 @@ func stageAMIDrift(ctx context.Context, e *Env, out io.Writer, opts StageOptions
 		fmt.Fprintf(out, "\nRolled forward and back. Grade it: karplab check %s; read it: karplab evidence\n", amiDriftLab)
 		return nil
 	}
-	_, err := e.Kube.AppsV1().Deployments(zibaNamespace).Get(ctx, renderWorker, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := e.ApplyExercise(ctx, amiDriftLab, "workload.yaml", out); err != nil {
-			return err
-		}
-		if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, renderSelector, amiReplicas, "Pending (Unschedulable)", "Running"); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, `
+	ready, err := e.twoStepReady(ctx, out, opts, amiDriftLab, amiReplicas, fmt.Sprintf(`
 Three render workers wait for machines. Your task (karplab lab get %s): complete nodepool.yaml,
 apply it, wait until the workers run, then run
   karplab lab run %s
 again: AWS will publish a new AL2023 release.
-`, amiDriftLab, amiDriftLab)
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading deployment %s/%s: %w", zibaNamespace, renderWorker, err)
-	}
-	if done, status, err := e.rolledOut(ctx, zibaNamespace, renderWorker); err != nil {
+`, amiDriftLab, amiDriftLab), "apply your nodepool.yaml")
+	if err != nil || !ready {
 		return err
-	} else if !done {
-		fmt.Fprintf(out, "\nThe render workers are not settled yet (%s): apply your nodepool.yaml, wait, and run karplab lab run %s again.\n", status, amiDriftLab)
-		return nil
 	}
 	release, err := e.publishRelease(ctx, out)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/karplab/karplab/fakeec2"
@@ -439,35 +438,14 @@ func stageInterruption(ctx context.Context, e *Env, out io.Writer, opts StageOpt
 		fmt.Fprintf(out, "\nThe workers serve again. Grade it: karplab check %s; read it: karplab evidence\n", interruptionLab)
 		return nil
 	}
-	_, err := e.Kube.AppsV1().Deployments(zibaNamespace).Get(ctx, renderWorker, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := e.ApplyExercise(ctx, interruptionLab, "workload.yaml", out); err != nil {
-			return err
-		}
-		if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, renderSelector, intReplicas, "Pending (Unschedulable)", "Running"); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, `
+	ready, err := e.twoStepReady(ctx, out, opts, interruptionLab, intReplicas, fmt.Sprintf(`
 Three render workers wait for machines. Your task (karplab lab get %s): complete workload.yaml
 and nodepool.yaml, apply them, wait until the three workers run, then run
   karplab lab run %s
 again: EC2 will reclaim one of the spot machines.
-`, interruptionLab, interruptionLab)
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading deployment %s/%s: %w", zibaNamespace, renderWorker, err)
-	}
-	counts, _, err := e.podPhases(ctx, zibaNamespace, renderSelector)
-	if err != nil {
+`, interruptionLab, interruptionLab), "apply your nodepool.yaml and workload.yaml")
+	if err != nil || !ready {
 		return err
-	}
-	if done, status, err := e.rolledOut(ctx, zibaNamespace, renderWorker); err != nil {
-		return err
-	} else if !done {
-		fmt.Fprintf(out, "\nThe render workers are not settled yet (%s; %s): apply your nodepool.yaml and workload.yaml, wait, and run karplab lab run %s again.\n",
-			status, formatCounts(counts), interruptionLab)
-		return nil
 	}
 	if err := e.reclaimSpot(ctx, out); err != nil {
 		return err

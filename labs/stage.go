@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/karplab/karplab/exercises"
@@ -127,4 +128,36 @@ func formatCounts(counts map[string]int) string {
 		return "none yet"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// twoStepReady is the first half of a two-step lab's staging (`karplab lab run NAME` twice):
+// the first run applies the lab's workload and says what to do (firstStep); later runs
+// report a workload that has not settled yet (settleHint says what to apply). It returns
+// true once the workload has rolled out: time for the lab's event.
+func (e *Env) twoStepReady(ctx context.Context, out io.Writer, opts StageOptions, lab string, replicas int, firstStep, settleHint string) (bool, error) {
+	_, err := e.Kube.AppsV1().Deployments(zibaNamespace).Get(ctx, renderWorker, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := e.ApplyExercise(ctx, lab, "workload.yaml", out); err != nil {
+			return false, err
+		}
+		if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, renderSelector, replicas, "Pending (Unschedulable)", "Running"); err != nil {
+			return false, err
+		}
+		fmt.Fprint(out, firstStep)
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading deployment %s/%s: %w", zibaNamespace, renderWorker, err)
+	}
+	counts, _, err := e.podPhases(ctx, zibaNamespace, renderSelector)
+	if err != nil {
+		return false, err
+	}
+	done, status, err := e.rolledOut(ctx, zibaNamespace, renderWorker)
+	if err != nil || done {
+		return done, err
+	}
+	fmt.Fprintf(out, "\nThe render workers are not settled yet (%s; %s): %s, wait, and run karplab lab run %s again.\n",
+		status, formatCounts(counts), settleHint, lab)
+	return false, nil
 }
