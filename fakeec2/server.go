@@ -274,7 +274,8 @@ func (s *Server) load() (seeded bool, err error) {
 	return true, nil
 }
 
-// Close stops serving (if Serve was called), waits for the state to be written and
+// Close stops serving (if Serve was called: requests in flight get 5 s, then connections
+// are cut), waits for the state to be written and
 // closes the state file.
 func (s *Server) Close() error {
 	s.httpMu.Lock()
@@ -282,9 +283,16 @@ func (s *Server) Close() error {
 	s.httpMu.Unlock()
 	var errs []error
 	if srv != nil {
+		// In-flight requests get 5 s to finish; a client that keeps a connection busy
+		// beyond that is cut off rather than holding Close (and the lab's stop) hostage.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
+		if err := srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+			err = srv.Close()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("closing the listener: %w", err))
+			}
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("shutting down the listener: %w", err))
 		}
 	}
