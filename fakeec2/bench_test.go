@@ -206,56 +206,25 @@ func BenchmarkConcurrentClients50(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			be := newBenchEnv(b)
 			be.seed(b, 1000)
-			out, err := be.client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var ids []string
-			for _, r := range out.Reservations {
-				for _, in := range r.Instances {
-					ids = append(ids, aws.ToString(in.InstanceId))
+			ids := be.instanceIDs(b)
+			ctx := context.Background()
+			runClients(b, func(c, i int) error {
+				id := ids[(c*7919+i*31)%len(ids)]
+				var err error
+				switch {
+				case writes && i%10 == 0:
+					_, err = be.client.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id},
+						Tags: []ec2types.Tag{{Key: aws.String("karpenter.sh/registered"), Value: aws.String("true")}}})
+				case i%4 == 1:
+					_, err = be.client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+						f("tag:karpenter.sh/nodepool", fmt.Sprintf("pool-%03d", i%10)), f("instance-type", "c6i.large")}})
+				case i%4 == 2:
+					_, err = be.client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{f("tag:karpenter.sh/discovery", "ziba-production")}})
+				default:
+					_, err = be.client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 				}
-			}
-			const clients = 50
-			const duration = 3 * time.Second
-			b.ResetTimer()
-			for n := 0; n < b.N; n++ {
-				var done, failed atomic.Int64
-				deadline := time.Now().Add(duration)
-				var wg sync.WaitGroup
-				for c := 0; c < clients; c++ {
-					wg.Add(1)
-					go func(c int) {
-						defer wg.Done()
-						ctx := context.Background()
-						for i := 0; time.Now().Before(deadline); i++ {
-							id := ids[(c*7919+i*31)%len(ids)]
-							var err error
-							switch {
-							case writes && i%10 == 0:
-								_, err = be.client.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id},
-									Tags: []ec2types.Tag{{Key: aws.String("karpenter.sh/registered"), Value: aws.String("true")}}})
-							case i%4 == 1:
-								_, err = be.client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-									f("tag:karpenter.sh/nodepool", fmt.Sprintf("pool-%03d", i%10)), f("instance-type", "c6i.large")}})
-							case i%4 == 2:
-								_, err = be.client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{f("tag:karpenter.sh/discovery", "ziba-production")}})
-							default:
-								_, err = be.client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-							}
-							if err != nil {
-								failed.Add(1)
-							}
-							done.Add(1)
-						}
-					}(c)
-				}
-				wg.Wait()
-				if f := failed.Load(); f > 0 {
-					b.Errorf("%d of %d requests failed", f, done.Load())
-				}
-				b.ReportMetric(float64(done.Load())/duration.Seconds(), "req/s")
-			}
+				return err
+			})
 		})
 	}
 }
@@ -265,6 +234,35 @@ func BenchmarkConcurrentClients50(b *testing.B) {
 func BenchmarkConcurrentRawHTTP50(b *testing.B) {
 	be := newBenchEnv(b)
 	be.seed(b, 1000)
+	ids := be.instanceIDs(b)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	runClients(b, func(c, i int) error {
+		var form url.Values
+		switch i % 4 {
+		case 1:
+			form = url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"tag:karpenter.sh/nodepool"},
+				"Filter.1.Value.1": {fmt.Sprintf("pool-%03d", i%10)}, "Filter.2.Name": {"instance-type"}, "Filter.2.Value.1": {"c6i.large"}}
+		case 2:
+			form = url.Values{"Action": {"DescribeSubnets"}, "Filter.1.Name": {"tag:karpenter.sh/discovery"}, "Filter.1.Value.1": {"ziba-production"}}
+		default:
+			form = url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {ids[(c*7919+i*31)%len(ids)]}}
+		}
+		form.Set("Version", "2016-11-15")
+		resp, err := client.Post(be.url, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return err
+	})
+}
+
+// instanceIDs lists every instance the emulator holds.
+func (be *benchEnv) instanceIDs(b *testing.B) []string {
 	out, err := be.client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{})
 	if err != nil {
 		b.Fatal(err)
@@ -275,7 +273,12 @@ func BenchmarkConcurrentRawHTTP50(b *testing.B) {
 			ids = append(ids, aws.ToString(in.InstanceId))
 		}
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	return ids
+}
+
+// runClients runs call from 50 concurrent clients for 3 seconds per iteration (i counts
+// client c's calls) and reports the request rate; any failed call fails the benchmark.
+func runClients(b *testing.B, call func(c, i int) error) {
 	const clients = 50
 	const duration = 3 * time.Second
 	b.ResetTimer()
@@ -288,26 +291,7 @@ func BenchmarkConcurrentRawHTTP50(b *testing.B) {
 			go func(c int) {
 				defer wg.Done()
 				for i := 0; time.Now().Before(deadline); i++ {
-					var form url.Values
-					switch i % 4 {
-					case 1:
-						form = url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"tag:karpenter.sh/nodepool"},
-							"Filter.1.Value.1": {fmt.Sprintf("pool-%03d", i%10)}, "Filter.2.Name": {"instance-type"}, "Filter.2.Value.1": {"c6i.large"}}
-					case 2:
-						form = url.Values{"Action": {"DescribeSubnets"}, "Filter.1.Name": {"tag:karpenter.sh/discovery"}, "Filter.1.Value.1": {"ziba-production"}}
-					default:
-						form = url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {ids[(c*7919+i*31)%len(ids)]}}
-					}
-					form.Set("Version", "2016-11-15")
-					resp, err := client.Post(be.url, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-					if err == nil {
-						_, err = io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						if resp.StatusCode != http.StatusOK {
-							err = fmt.Errorf("HTTP %d", resp.StatusCode)
-						}
-					}
-					if err != nil {
+					if call(c, i) != nil {
 						failed.Add(1)
 					}
 					done.Add(1)
