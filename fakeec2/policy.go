@@ -41,7 +41,8 @@ type PolicyStatement struct {
 	MaxInstances int `json:"maxInstances,omitempty"`
 }
 
-func (st PolicyStatement) appliesTo(caller string) bool {
+// AppliesTo reports whether the statement governs caller (no Callers: everyone).
+func (st PolicyStatement) AppliesTo(caller string) bool {
 	if len(st.Callers) == 0 {
 		return true
 	}
@@ -96,7 +97,7 @@ func (s *Server) authorizeAction(c *call) *APIError {
 	s.mu.RLock()
 	var reason string
 	for i, st := range s.policy.Statements {
-		if st.appliesTo(c.caller) && contains(st.DenyActions, c.action) {
+		if st.AppliesTo(c.caller) && contains(st.DenyActions, c.action) {
 			reason = fmt.Sprintf("%s denies ec2:%s to caller %s", st.name(i), c.action, c.caller)
 			break
 		}
@@ -112,7 +113,7 @@ func (s *Server) authorizeAction(c *call) *APIError {
 // Callers hold s.mu.
 func (s *Server) checkLaunch(caller string, lc launchCheck) string {
 	for i, st := range s.policy.Statements {
-		if !st.appliesTo(caller) {
+		if !st.AppliesTo(caller) {
 			continue
 		}
 		var missing []string
@@ -159,7 +160,7 @@ func (s *Server) checkLaunch(caller string, lc launchCheck) string {
 func (s *Server) checkPlacement(caller, instanceType, zone, capacityType string) string {
 	family, _, _ := strings.Cut(instanceType, ".")
 	for i, st := range s.policy.Statements {
-		if !st.appliesTo(caller) {
+		if !st.AppliesTo(caller) {
 			continue
 		}
 		if len(st.AllowedInstanceFamilies)+len(st.AllowedInstanceTypes) > 0 &&

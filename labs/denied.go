@@ -434,7 +434,7 @@ func checkWithinPolicy(g *Grading) Check {
 	var st *fakeec2.PolicyStatement
 	for i := range pol.Statements {
 		s := &pol.Statements[i]
-		if statementAppliesTo(*s, cluster.KarpenterAccessKeyID) && len(s.AllowedInstanceFamilies)+len(s.AllowedInstanceTypes) > 0 {
+		if s.AppliesTo(cluster.KarpenterAccessKeyID) && len(s.AllowedInstanceFamilies)+len(s.AllowedInstanceTypes) > 0 {
 			st = s
 			break
 		}
@@ -474,18 +474,6 @@ func checkWithinPolicy(g *Grading) Check {
 	return fail(id, title, fmt.Sprintf("%d findings against least privilege", len(gaps)),
 		"Only the Karpenter controller should launch, and only what its policy allows: terminate what lies outside it and find who launched it in the audit trail.",
 		append([]string{summary}, first(gaps, 6)...)...)
-}
-
-func statementAppliesTo(st fakeec2.PolicyStatement, caller string) bool {
-	if len(st.Callers) == 0 {
-		return true
-	}
-	for _, c := range st.Callers {
-		if c == "*" || c == caller {
-			return true
-		}
-	}
-	return false
 }
 
 // outsidePolicy re-checks a launched instance against the statement, as the emulator would
