@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -388,37 +389,21 @@ func (e *Env) waitChecks(ctx context.Context, out io.Writer, timeout time.Durati
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	last := ""
-	for {
+	return poll(ctx, out, timeout, 3*time.Second, strings.Join(ids, ", "), func(ctx context.Context) (bool, string, error) {
 		r, err := l.Check(ctx, e)
 		if err != nil {
-			return err
+			return false, "", err
 		}
 		var status []string
 		passed := 0
 		for _, c := range r.Checks {
-			for _, id := range ids {
-				if c.ID == id {
-					status = append(status, c.Reason)
-					if c.Passed {
-						passed++
-					}
+			if slices.Contains(ids, c.ID) {
+				status = append(status, c.Reason)
+				if c.Passed {
+					passed++
 				}
 			}
 		}
-		if line := strings.Join(status, "; "); line != last {
-			fmt.Fprintf(out, " ... %s\n", line)
-			last = line
-		}
-		if passed == len(ids) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: gave up after %s (last: %s)", strings.Join(ids, ", "), timeout, last)
-		case <-time.After(3 * time.Second):
-		}
-	}
+		return passed == len(ids), strings.Join(status, "; "), nil
+	})
 }

@@ -50,11 +50,21 @@ func (e *Env) ApplySolution(ctx context.Context, lab string, out io.Writer) erro
 	return nil
 }
 
-// waitFor polls cond until it holds, printing its status line whenever it changes.
+// waitFor polls cond every half second until it holds; see poll.
 func waitFor(ctx context.Context, out io.Writer, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	return poll(ctx, out, timeout, 500*time.Millisecond, what, cond)
+}
+
+// poll calls cond every interval until it holds, printing its status line whenever it
+// changes. It gives up when the status has not moved for timeout, and in any case after
+// three times that: a step that keeps moving, such as consolidating one node at a time
+// on a busy machine, may take longer than one that is stuck.
+func poll(ctx context.Context, out io.Writer, timeout, interval time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) error {
+	limit := 3 * timeout
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	last := ""
+	last, moved := "", time.Now()
 	for {
 		ok, status, err := cond(ctx)
 		if err != nil {
@@ -62,15 +72,21 @@ func waitFor(ctx context.Context, out io.Writer, timeout time.Duration, what str
 		}
 		if status != last {
 			fmt.Fprintf(out, " ... %s\n", status)
-			last = status
+			last, moved = status, time.Now()
 		}
 		if ok {
 			return nil
 		}
+		if time.Since(moved) >= timeout {
+			return fmt.Errorf("waiting for %s: gave up after %s without progress (last: %s)", what, timeout, last)
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: gave up after %s (last: %s)", what, timeout, last)
-		case <-time.After(500 * time.Millisecond):
+			if parent.Err() != nil {
+				return fmt.Errorf("waiting for %s: %w", what, parent.Err())
+			}
+			return fmt.Errorf("waiting for %s: gave up after %s (last: %s)", what, limit, last)
+		case <-time.After(interval):
 		}
 	}
 }
