@@ -255,7 +255,7 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 	}
 	for _, p := range pods {
 		c, ok := onNode[p.Node]
-		if ok && p.DeletedAt != nil && !p.DeletedAt.Before(*c.Disrupting) {
+		if left := p.leftAt(); ok && left != nil && !left.Before(*c.Disrupting) {
 			displaced = append(displaced, p)
 		}
 	}
@@ -263,21 +263,23 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 		return fail(id, title, fmt.Sprintf("%d nodes were consolidated, all of them empty: no pod had to move", len(consolidated)),
 			"Only an underutilized node's consolidation moves pods; WhenEmptyOrUnderutilized allows it.")
 	}
-	// Each displaced pod needs a replacement started after it left, running now.
+	// Each displaced pod needs a replacement created once it began to leave (its ReplicaSet
+	// acts on the eviction, not on the pod's final removal), running now.
 	used := map[string]bool{}
 	var proofs, missing []string
 	for _, d := range displaced {
 		found := false
+		left := d.leftAt()
 		for _, p := range pods {
-			if used[p.UID] || p.Phase != "Running" || p.StartedAt == nil || p.Created.Before(d.DeletedAt.Add(-clockSlack)) {
+			if used[p.UID] || p.Phase != "Running" || p.StartedAt == nil || p.Created.Before(left.Add(-clockSlack)) {
 				continue
 			}
 			used[p.UID], found = true, true
-			proofs = append(proofs, fmt.Sprintf("%s left %s at %s; %s runs on %s since %s", d.Name, d.Node, hms(*d.DeletedAt), p.Name, p.Node, hms(*p.StartedAt)))
+			proofs = append(proofs, fmt.Sprintf("%s left %s at %s; %s runs on %s since %s", d.Name, d.Node, hms(*left), p.Name, p.Node, hms(*p.StartedAt)))
 			break
 		}
 		if !found {
-			missing = append(missing, fmt.Sprintf("%s left %s at %s and nothing replaced it", d.Name, d.Node, hms(*d.DeletedAt)))
+			missing = append(missing, fmt.Sprintf("%s left %s at %s and nothing replaced it", d.Name, d.Node, hms(*left)))
 		}
 	}
 	if len(missing) > 0 {

@@ -59,7 +59,18 @@ type PodRow struct {
 	ScheduledAt *time.Time `json:"scheduledAt,omitempty"`
 	StartedAt   *time.Time `json:"startedAt,omitempty"`
 	Phase       string     `json:"phase"`
-	DeletedAt   *time.Time `json:"deletedAt,omitempty"`
+	// TerminatingAt is when the pod was first seen with a deletionTimestamp (an eviction
+	// or delete began: its ReplicaSet replaces it from then on), DeletedAt when it was gone.
+	TerminatingAt *time.Time `json:"terminatingAt,omitempty"`
+	DeletedAt     *time.Time `json:"deletedAt,omitempty"`
+}
+
+// leftAt is when the pod began to leave its node, nil while it stays.
+func (p PodRow) leftAt() *time.Time {
+	if p.TerminatingAt != nil {
+		return p.TerminatingAt
+	}
+	return p.DeletedAt
 }
 
 // NodeClaimRow is one NodeClaim's life.
@@ -321,7 +332,10 @@ func podRow(v *versions[corev1.Pod], events []corev1.Event) PodRow {
 		row.Phase = "Deleted"
 	}
 	// The first Unschedulable verdict dates the pending demand; later states date the rest.
-	for _, p := range v.States {
+	for i, p := range v.States {
+		if p.DeletionTimestamp != nil && row.TerminatingAt == nil {
+			row.TerminatingAt = &v.Seen[i]
+		}
 		for _, c := range p.Status.Conditions {
 			if c.Type != corev1.PodScheduled {
 				continue
