@@ -7,7 +7,10 @@ import (
 
 // AuditEvent is one EC2 call as the audit trail (CloudTrail-like) records it.
 type AuditEvent struct {
-	Seq        uint64            `json:"seq"`
+	Seq uint64 `json:"seq"`
+	// Service is the SigV4 signing name of the service called ("ec2", "iam", "ssm",
+	// "sqs", "eks", "pricing", "sts"); empty in trails written before it was recorded: EC2.
+	Service    string            `json:"service,omitempty"`
 	Time       time.Time         `json:"time"`
 	Action     string            `json:"action"`
 	Caller     string            `json:"caller"` // the SigV4 access key ID
@@ -33,6 +36,14 @@ type AuditEvent struct {
 	EncodedMessage string `json:"encodedMessage,omitempty"`
 	// Faults names the injected faults that shaped this call (throttle, latency, leak, ...).
 	Faults []string `json:"faults,omitempty"`
+}
+
+// ServiceName is the event's service, "ec2" for events recorded before services were.
+func (e *AuditEvent) ServiceName() string {
+	if e.Service == "" {
+		return "ec2"
+	}
+	return e.Service
 }
 
 // maxReadOnlyAudit bounds the Describe* events kept: a daemon polled by Karpenter would
@@ -87,6 +98,7 @@ func (s *Server) dropOldReadsLocked(n int) []op {
 
 // AuditQuery selects audit events; zero fields match everything.
 type AuditQuery struct {
+	Service    string    `json:"service,omitempty"` // "ec2" also matches events without a service
 	Action     string    `json:"action,omitempty"`
 	Caller     string    `json:"caller,omitempty"`
 	ResourceID string    `json:"resourceId,omitempty"` // created, terminated or named in a parameter
@@ -100,7 +112,8 @@ type AuditQuery struct {
 }
 
 func (q AuditQuery) match(e *AuditEvent) bool {
-	if q.Action != "" && e.Action != q.Action ||
+	if q.Service != "" && e.ServiceName() != q.Service ||
+		q.Action != "" && e.Action != q.Action ||
 		q.Caller != "" && e.Caller != q.Caller ||
 		q.ErrorCode != "" && e.ErrorCode != q.ErrorCode ||
 		!q.Since.IsZero() && e.Time.Before(q.Since) ||

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/account"
 )
 
 // call is one EC2 request on its way through a handler.
@@ -82,15 +83,11 @@ func Actions() []string {
 
 const maxBody = 8 << 20
 
-// ServeHTTP answers EC2 Query-protocol requests at any path but the admin prefix.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, adminPrefix) {
-		s.serveAdmin(w, r)
-		return
-	}
+// serveEC2 answers an EC2 Query-protocol request.
+func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := s.ids.NewID("")
-	c := &call{requestID: reqID, caller: callerFromAuth(r.Header.Get("Authorization")), now: s.clock.Now()}
+	c := &call{requestID: reqID, caller: account.CallerFromAuth(r.Header.Get("Authorization")), now: s.clock.Now()}
 	body, apiErr := s.handle(r, c)
 	var out []byte
 	status := http.StatusOK
@@ -168,7 +165,7 @@ func (s *Server) handle(r *http.Request, c *call) (wireResponse, *APIError) {
 		return nil, badRequest(CodeInvalidAction, "The action %s is not valid for this web service.", c.action)
 	}
 	c.event = &AuditEvent{
-		Time: c.now, Action: c.action, Caller: c.caller, RequestID: c.requestID,
+		Service: "ec2", Time: c.now, Action: c.action, Caller: c.caller, RequestID: c.requestID,
 		SourceIP: r.RemoteAddr, UserAgent: r.UserAgent(), Parameters: q.flatten(), ReadOnly: !spec.mutating,
 	}
 	if v := q.str("Version"); v != "" && v != "2016-11-15" {
@@ -202,24 +199,6 @@ func (s *Server) handle(r *http.Request, c *call) (wireResponse, *APIError) {
 	}
 	s.advanceIfDue(c.now)
 	return spec.fn(s, c)
-}
-
-// callerFromAuth returns the access key ID of a SigV4 Authorization header
-// ("AWS4-HMAC-SHA256 Credential=AKID/20260101/eu-west-2/ec2/aws4_request, ..."), or
-// "anonymous". Signatures are not verified: the lab has no secrets to check against.
-func callerFromAuth(h string) string {
-	i := strings.Index(h, "Credential=")
-	if i < 0 {
-		return "anonymous"
-	}
-	rest := h[i+len("Credential="):]
-	if j := strings.IndexAny(rest, "/, "); j >= 0 {
-		rest = rest[:j]
-	}
-	if rest == "" {
-		return "anonymous"
-	}
-	return rest
 }
 
 // mutate runs fn under the store lock and queues its writes; the request answers once

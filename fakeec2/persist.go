@@ -110,11 +110,11 @@ func (p *persister) loop() {
 		err := p.db.Update(func(tx *bolt.Tx) error {
 			for _, b := range group {
 				for _, o := range b.ops {
-					bk := tx.Bucket([]byte(o.bucket))
-					if bk == nil {
-						return fmt.Errorf("writing %s/%s: no such bucket", o.bucket, o.key)
+					// The services under fakeec2/ name their own buckets.
+					bk, err := tx.CreateBucketIfNotExists([]byte(o.bucket))
+					if err != nil {
+						return fmt.Errorf("writing %s/%s: %w", o.bucket, o.key, err)
 					}
-					var err error
 					if o.val == nil {
 						err = bk.Delete([]byte(o.key))
 					} else {
@@ -146,7 +146,11 @@ func (p *persister) close() error {
 // load calls fn for every record of bucket.
 func (p *persister) load(bucket string, fn func(key, val []byte) error) error {
 	return p.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte(bucket)).ForEach(fn)
+		b := tx.Bucket([]byte(bucket))
+		if b == nil { // a service's bucket before its first write
+			return nil
+		}
+		return b.ForEach(fn)
 	})
 }
 

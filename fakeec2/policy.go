@@ -22,8 +22,14 @@ type PolicyStatement struct {
 	Sid string `json:"sid,omitempty"`
 	// Callers are the access key IDs the statement applies to; empty or "*" means all.
 	Callers []string `json:"callers,omitempty"`
-	// DenyActions are EC2 actions the caller may not call at all.
+	// DenyActions are actions the caller may not call at all: "service:Action" as IAM
+	// spells them ("iam:PassRole", "ssm:*"); a name without a service is EC2's.
 	DenyActions []string `json:"denyActions,omitempty"`
+	// AllowActions, when any statement that governs a caller sets them, are the only
+	// actions that caller may call (IAM's implicit deny): the union over its statements.
+	AllowActions []string `json:"allowActions,omitempty"`
+	// Resources narrow DenyActions to these ARNs (globs); empty: every resource.
+	Resources []string `json:"resources,omitempty"`
 	// AllowedInstanceFamilies ("m6i", "c7g") and AllowedInstanceTypes (globs such as
 	// "m6i.*") limit what may be launched; a type passes if either list admits it.
 	AllowedInstanceFamilies []string `json:"allowedInstanceFamilies,omitempty"`
@@ -92,21 +98,64 @@ type volumeCheck struct {
 	Encrypted bool
 }
 
-// authorizeAction applies DenyActions.
+// authorizeAction applies DenyActions and AllowActions to an EC2 call.
 func (s *Server) authorizeAction(c *call) *APIError {
 	s.mu.RLock()
-	var reason string
-	for i, st := range s.policy.Statements {
-		if st.AppliesTo(c.caller) && contains(st.DenyActions, c.action) {
-			reason = fmt.Sprintf("%s denies ec2:%s to caller %s", st.name(i), c.action, c.caller)
-			break
-		}
-	}
+	reason := s.policy.authorize(c.caller, "ec2:"+c.action, "*")
 	s.mu.RUnlock()
 	if reason != "" {
 		return s.deny(c, reason)
 	}
 	return nil
+}
+
+// authorize returns why the policy forbids caller to call action ("ec2:CreateFleet",
+// "iam:PassRole") on resource, or "". Callers hold s.mu.
+func (p Policy) authorize(caller, action, resource string) string {
+	allowListed, allowed := false, false
+	for i, st := range p.Statements {
+		if !st.AppliesTo(caller) {
+			continue
+		}
+		if len(st.AllowActions) > 0 {
+			allowListed = true
+			allowed = allowed || matchAction(st.AllowActions, action)
+		}
+		if matchAction(st.DenyActions, action) && st.coversResource(resource) {
+			return fmt.Sprintf("%s denies %s to caller %s", st.name(i), action, caller)
+		}
+	}
+	if allowListed && !allowed {
+		return fmt.Sprintf("no statement allows %s to caller %s", action, caller)
+	}
+	return ""
+}
+
+// matchAction reports whether action ("ec2:CreateFleet") matches a pattern; IAM action
+// names are case-insensitive and a pattern without a service is EC2's.
+func matchAction(patterns []string, action string) bool {
+	action = strings.ToLower(action)
+	for _, p := range patterns {
+		if !strings.Contains(p, ":") {
+			p = "ec2:" + p
+		}
+		if wildMatch(strings.ToLower(p), action) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st PolicyStatement) coversResource(resource string) bool {
+	if len(st.Resources) == 0 || resource == "*" {
+		return true
+	}
+	for _, r := range st.Resources {
+		if wildMatch(r, resource) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkLaunch returns why the policy forbids the request as a whole, or "".

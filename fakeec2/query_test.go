@@ -74,19 +74,6 @@ func TestWildMatch(t *testing.T) {
 	}
 }
 
-func TestCallerFromAuth(t *testing.T) {
-	tests := []struct{ header, want string }{
-		{"AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20261102/eu-west-2/ec2/aws4_request, SignedHeaders=host, Signature=abc", "AKIAEXAMPLE"},
-		{"", "anonymous"},
-		{"AWS4-HMAC-SHA256 Credential=/x", "anonymous"},
-	}
-	for _, tt := range tests {
-		if got := callerFromAuth(tt.header); got != tt.want {
-			t.Errorf("callerFromAuth(%q) = %q, want %q", tt.header, got, tt.want)
-		}
-	}
-}
-
 // FuzzParseQuery feeds arbitrary form bodies to the parser and then to the whole server:
 // the parser must agree with url.ParseQuery on every value it accepts, and no request may
 // panic or answer anything but EC2 XML (no InternalError).

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/account"
 )
 
 // Defaults of Options.
@@ -106,6 +108,13 @@ type Server struct {
 
 	httpMu  sync.Mutex
 	httpSrv *http.Server
+
+	// The account's other services (IAM, SSM, SQS, EKS, Pricing, STS), keyed by signing
+	// name, over host. persistMu guards persist for their writes, which hold none of the
+	// locks above.
+	host      accountHost
+	services  map[string]account.Service
+	persistMu sync.RWMutex
 }
 
 type zoneInfo struct {
@@ -126,6 +135,7 @@ func New(opts Options) (*Server, error) {
 		ids:           opts.IDs,
 		log:           opts.Logger,
 	}
+	s.host = accountHost{s}
 	if s.region == "" {
 		s.region = DefaultRegion
 	}
@@ -301,8 +311,10 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.auditMu.Lock()
 	s.idemMu.Lock()
+	s.persistMu.Lock()
 	p := s.persist
 	s.persist = nil
+	s.persistMu.Unlock()
 	s.idemMu.Unlock()
 	s.auditMu.Unlock()
 	s.mu.Unlock()
