@@ -72,7 +72,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, Health{Status: "ok", Region: s.region, Zones: s.Zones(), Time: s.clock.Now(),
 			Instances: n, Persisted: s.persist != nil})
 	case "audit":
-		aq := AuditQuery{Action: q.Get("action"), Caller: q.Get("caller"), ResourceID: q.Get("resourceId"),
+		aq := AuditQuery{Service: q.Get("service"), Action: q.Get("action"), Caller: q.Get("caller"), ResourceID: q.Get("resourceId"),
 			ErrorCode: q.Get("errorCode"), MutatingOnly: q.Get("mutating") == "true"}
 		var err error
 		if aq.Since, err = parseAdminTime(q.Get("since")); err != nil {

@@ -83,6 +83,7 @@ func (c *AdminClient) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, er
 			v.Set(k, val)
 		}
 	}
+	set("service", q.Service)
 	set("action", q.Action)
 	set("caller", q.Caller)
 	set("resourceId", q.ResourceID)

@@ -122,22 +122,24 @@ func TestIntegrationPublishRelease(t *testing.T) {
 		}
 	}
 	want := []string{
-		"amazon-eks-node-al2023-x86_64-standard-1.33-v20261202", "amazon-eks-node-al2023-arm64-standard-1.33-v20261202",
-		"amazon-eks-node-al2023-x86_64-standard-1.34-v20261202", "amazon-eks-node-al2023-arm64-standard-1.34-v20261202",
+		"amazon-eks-node-al2023-x86_64-standard-1.36-v20261202", "amazon-eks-node-al2023-arm64-standard-1.36-v20261202",
+		"amazon-eks-node-al2023-x86_64-nvidia-1.36-v20261202", "amazon-eks-node-al2023-arm64-nvidia-1.36-v20261202",
+		"amazon-eks-node-al2023-x86_64-standard-1.37-v20261202", "amazon-eks-node-al2023-arm64-standard-1.37-v20261202",
+		"amazon-eks-node-al2023-x86_64-nvidia-1.37-v20261202", "amazon-eks-node-al2023-arm64-nvidia-1.37-v20261202",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("published (-want +got):\n%s", diff)
 	}
 	_, _, after, _ := e.discover()
-	if after == before || after != images[2].ID {
-		t.Errorf("newest 1.34 x86_64 image: %s before, %s after, want the published %s", before, after, images[2].ID)
+	if after == before || after != images[4].ID {
+		t.Errorf("newest 1.37 x86_64 image: %s before, %s after, want the published %s", before, after, images[4].ID)
 	}
 	if _, err := e.admin.PublishRelease(e.ctx, "20261202"); err == nil || !strings.Contains(err.Error(), "already published") {
 		t.Errorf("publishing twice: %v", err)
 	}
 	e.restart()
-	if n := len(names()); n != 4 {
-		t.Errorf("after restart %d published images, want 4", n)
+	if n := len(names()); n != 8 {
+		t.Errorf("after restart %d published images, want 8", n)
 	}
 	next, err := e.admin.PublishRelease(e.ctx, "")
 	e.must(err)

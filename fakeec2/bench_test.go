@@ -50,7 +50,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 
 func (be *benchEnv) amiAndSubnets(b *testing.B) (string, []ec2types.Subnet) {
 	ctx := context.Background()
-	imgs, err := be.client.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{f("name", "amazon-eks-node-al2023-x86_64-standard-1.34-*")}})
+	imgs, err := be.client.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: []ec2types.Filter{f("name", "amazon-eks-node-al2023-x86_64-standard-1.37-*")}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -190,10 +190,10 @@ func TestIntegrationDescribeOthers(t *testing.T) {
 	if len(sn.Subnets) != 0 {
 		t.Errorf("a subnet in eu-west-2d exists")
 	}
-	imgs, err := e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}, Filters: []ec2types.Filter{f("architecture", "arm64"), f("name", "*1.34*")}})
+	imgs, err := e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}, Filters: []ec2types.Filter{f("architecture", "arm64"), f("name", "*al2023*standard-1.37*")}})
 	e.must(err)
 	if len(imgs.Images) != 3 {
-		t.Errorf("%d arm64 1.34 images, want 3 releases", len(imgs.Images))
+		t.Errorf("%d arm64 AL2023 1.37 images, want 3 releases", len(imgs.Images))
 	}
 	imgs, err = e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{Owners: []string{"self"}})
 	e.must(err)

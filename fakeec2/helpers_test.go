@@ -151,7 +151,7 @@ func (e *env) discover() (subnets []ec2types.Subnet, groups []string, amd64AMI, 
 	}
 	latest := func(arch string) string {
 		out, err := e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{Owners: []string{"amazon"}, Filters: []ec2types.Filter{
-			{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-" + arch + "-standard-1.34-*"}},
+			{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-" + arch + "-standard-1.37-*"}},
 		}})
 		e.must(err)
 		var best ec2types.Image

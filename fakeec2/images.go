@@ -1,36 +1,5 @@
 package fakeec2
 
-import (
-	"fmt"
-	"time"
-)
-
-// EKSImageOwner is the account that owns the EKS-optimized AMIs (alias "amazon").
-const EKSImageOwner = "602401143452"
-
-// seedImages registers EKS-optimized AL2023 AMIs for amd64 and arm64, several releases
-// per Kubernetes version, so that "latest" has something older to be newer than.
-// Callers hold s.mu.
-func (s *Server) seedImages() {
-	releases := []string{"20260901", "20261001", "20261101"}
-	for _, k8s := range []string{"1.33", "1.34"} {
-		for _, rel := range releases {
-			for _, arch := range []string{"x86_64", "arm64"} {
-				created, _ := time.Parse("20060102", rel)
-				name := fmt.Sprintf("amazon-eks-node-al2023-%s-standard-%s-v%s", arch, k8s, rel)
-				im := &image{
-					Seq: s.nextSeq(), ID: s.newID("ami"), Name: name, Architecture: arch,
-					Description: fmt.Sprintf("EKS-optimized Kubernetes node based on Amazon Linux 2023, (k8s: %s, containerd: 2.1.*)", k8s),
-					OwnerID:     EKSImageOwner, OwnerAlias: "amazon", CreationDate: created.Add(9 * time.Hour).UTC(),
-					RootDeviceName: "/dev/xvda", RootSnapshotID: s.newID("snap"), RootSizeGiB: 20,
-				}
-				s.images[im.ID] = im
-				s.save(bucketImages, im.ID, im)
-			}
-		}
-	}
-}
-
 type xmlEbsBlockDevice struct {
 	SnapshotID          string `xml:"snapshotId,omitempty"`
 	VolumeSize          int32  `xml:"volumeSize,omitempty"`

@@ -65,7 +65,7 @@ func TestWildMatch(t *testing.T) {
 	}{
 		{"ziba-*", "ziba-general", true}, {"ziba-*", "batch", false}, {"*", "", true}, {"?7g.*", "c7g.large", true},
 		{"?7g.*", "c7i.large", false}, {"a*b*c", "axxbyyc", true}, {"a*b*c", "axxbyy", false}, {"exact", "exact", true},
-		{"amazon-eks-node-al2023-x86_64-standard-1.34-*", "amazon-eks-node-al2023-x86_64-standard-1.34-v20261101", true},
+		{"amazon-eks-node-al2023-x86_64-standard-1.37-*", "amazon-eks-node-al2023-x86_64-standard-1.37-v20261101", true},
 	}
 	for _, tt := range tests {
 		if got := wildMatch(tt.pattern, tt.s); got != tt.want {

@@ -43,9 +43,12 @@ type Options struct {
 	// TerminatedRetention is how long terminated instances stay describable (zero: the
 	// default 1h, negative: not at all).
 	TerminatedRetention time.Duration
-	Clock               Clock        // default: the real clock
-	IDs                 IDGenerator  // default: random IDs shaped like AWS's
-	Logger              *slog.Logger // default: discard. Debug: one line per request; Debug-4: bodies
+	// KubernetesVersion is the cluster's minor ("1.37", the default): the seeded
+	// EKS-optimized images are built for it and the minor before.
+	KubernetesVersion string
+	Clock             Clock        // default: the real clock
+	IDs               IDGenerator  // default: random IDs shaped like AWS's
+	Logger            *slog.Logger // default: discard. Debug: one line per request; Debug-4: bodies
 }
 
 func durationOr(d, def time.Duration) time.Duration {
@@ -62,6 +65,7 @@ func durationOr(d, def time.Duration) time.Duration {
 // admin API under /_karplab/. It is safe for concurrent use.
 type Server struct {
 	region, account string
+	k8sVersion      string
 	zones           []zoneInfo
 	bootDelay       time.Duration
 	shutdownDelay   time.Duration
@@ -136,6 +140,10 @@ func New(opts Options) (*Server, error) {
 		log:           opts.Logger,
 	}
 	s.host = accountHost{s}
+	s.k8sVersion = opts.KubernetesVersion
+	if s.k8sVersion == "" {
+		s.k8sVersion = DefaultKubernetesVersion
+	}
 	if s.region == "" {
 		s.region = DefaultRegion
 	}

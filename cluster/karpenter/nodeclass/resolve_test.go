@@ -139,8 +139,8 @@ func TestResolveSeed(t *testing.T) {
 
 	// al2023@latest: the newest AL2023 EKS image per architecture.
 	wantAMIs := []v1.AMI{
-		{Name: "amazon-eks-node-al2023-x86_64-standard-1.34-v20261101", Requirements: archReq("amd64")},
-		{Name: "amazon-eks-node-al2023-arm64-standard-1.34-v20261101", Requirements: archReq("arm64")},
+		{Name: "amazon-eks-node-al2023-x86_64-standard-1.37-v20261101", Requirements: archReq("amd64")},
+		{Name: "amazon-eks-node-al2023-arm64-standard-1.37-v20261101", Requirements: archReq("arm64")},
 	}
 	if diff := cmp.Diff(wantAMIs, nc.Status.AMIs, cmpopts.IgnoreFields(v1.AMI{}, "ID")); diff != "" {
 		t.Errorf("amis (-want +got):\n%s", diff)
@@ -294,7 +294,7 @@ func TestResolveSelectors(t *testing.T) {
 	subnetB := aws.ToString(subnets.Subnets[0].SubnetId)
 	images, err := client.DescribeImages(ctx, &ec2.DescribeImagesInput{
 		Owners:  []string{"amazon"},
-		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-arm64-standard-1.33-v20260901"}}},
+		Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{"amazon-eks-node-al2023-arm64-standard-1.36-v20260901"}}},
 	})
 	if err != nil || len(images.Images) != 1 {
 		t.Fatalf("DescribeImages: %v %v", images, err)
@@ -348,17 +348,17 @@ func TestResolveSelectors(t *testing.T) {
 				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "al2023@v20261001"}}
 			},
 			check: amiNames(
-				"amazon-eks-node-al2023-x86_64-standard-1.34-v20261001",
-				"amazon-eks-node-al2023-arm64-standard-1.34-v20261001",
+				"amazon-eks-node-al2023-x86_64-standard-1.37-v20261001",
+				"amazon-eks-node-al2023-arm64-standard-1.37-v20261001",
 			),
 		},
 		{
 			name:       "latest for a Kubernetes version",
-			k8sVersion: "1.33",
+			k8sVersion: "1.36",
 			mutate:     func(nc *v1.EC2NodeClass) {},
 			check: amiNames(
-				"amazon-eks-node-al2023-x86_64-standard-1.33-v20261101",
-				"amazon-eks-node-al2023-arm64-standard-1.33-v20261101",
+				"amazon-eks-node-al2023-x86_64-standard-1.36-v20261101",
+				"amazon-eks-node-al2023-arm64-standard-1.36-v20261101",
 			),
 		},
 		{
@@ -368,7 +368,7 @@ func TestResolveSelectors(t *testing.T) {
 				nc.Spec.AMIFamily = aws.String(v1.AMIFamilyAL2023)
 			},
 			check: func(t *testing.T, nc *v1.EC2NodeClass) {
-				want := []v1.AMI{{ID: oldArm, Name: "amazon-eks-node-al2023-arm64-standard-1.33-v20260901", Requirements: archReq("arm64")}}
+				want := []v1.AMI{{ID: oldArm, Name: "amazon-eks-node-al2023-arm64-standard-1.36-v20260901", Requirements: archReq("arm64")}}
 				if diff := cmp.Diff(want, nc.Status.AMIs); diff != "" {
 					t.Errorf("amis (-want +got):\n%s", diff)
 				}
@@ -380,10 +380,10 @@ func TestResolveSelectors(t *testing.T) {
 		{
 			name: "AMI by name wildcard picks the newest",
 			mutate: func(nc *v1.EC2NodeClass) {
-				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Name: "amazon-eks-node-al2023-x86_64-standard-1.33-*"}}
+				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Name: "amazon-eks-node-al2023-x86_64-standard-1.36-*"}}
 				nc.Spec.AMIFamily = aws.String(v1.AMIFamilyAL2023)
 			},
-			check: amiNames("amazon-eks-node-al2023-x86_64-standard-1.33-v20261101"),
+			check: amiNames("amazon-eks-node-al2023-x86_64-standard-1.36-v20261101"),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -510,8 +510,8 @@ func TestNewestPerArch(t *testing.T) {
 		{
 			name: "same release of two Kubernetes versions: the greater name",
 			images: []ec2types.Image{
-				img("ami-1", "amazon-eks-node-al2023-x86_64-standard-1.34-v20261101", "x86_64", "2026-11-01T09:00:00.000Z", ""),
-				img("ami-2", "amazon-eks-node-al2023-x86_64-standard-1.33-v20261101", "x86_64", "2026-11-01T09:00:00.000Z", ""),
+				img("ami-1", "amazon-eks-node-al2023-x86_64-standard-1.37-v20261101", "x86_64", "2026-11-01T09:00:00.000Z", ""),
+				img("ami-2", "amazon-eks-node-al2023-x86_64-standard-1.36-v20261101", "x86_64", "2026-11-01T09:00:00.000Z", ""),
 			},
 			want: []string{"ami-1"},
 		},
@@ -534,7 +534,7 @@ func TestAliasImageQuery(t *testing.T) {
 		want       []string
 	}{
 		{"al2023@latest", "", []string{"amazon-eks-node-al2023-x86_64-standard-1.*-v*", "amazon-eks-node-al2023-arm64-standard-1.*-v*"}},
-		{"al2023@v20261101", "1.34", []string{"amazon-eks-node-al2023-x86_64-standard-1.34-v20261101", "amazon-eks-node-al2023-arm64-standard-1.34-v20261101"}},
+		{"al2023@v20261101", "1.37", []string{"amazon-eks-node-al2023-x86_64-standard-1.37-v20261101", "amazon-eks-node-al2023-arm64-standard-1.37-v20261101"}},
 		{"al2@latest", "", []string{"amazon-eks-node-1.*-v*", "amazon-eks-arm64-node-1.*-v*"}},
 	} {
 		t.Run(tc.alias, func(t *testing.T) {

@@ -55,10 +55,11 @@ func ec2AdminCommands() []*cli.Command {
 func ec2AuditCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "audit",
-		Usage: "the emulator's audit trail (CloudTrail-like): every call, who made it, what it created or why it failed",
+		Usage: "the emulator's audit trail (CloudTrail-like): every call to every service, who made it, what it created or why it failed",
 		Flags: []cli.Flag{
 			endpointFlag(),
-			&cli.StringFlag{Name: "action", Usage: "only this EC2 action (e.g. CreateFleet)"},
+			&cli.StringFlag{Name: "service", Usage: "only this service: ec2, iam, ssm, sqs, eks, pricing or sts"},
+			&cli.StringFlag{Name: "action", Usage: "only this action (e.g. CreateFleet, GetInstanceProfile, ReceiveMessage)"},
 			&cli.StringFlag{Name: "caller", Usage: "only this access key ID (learner AKIAKARPLABLEARNER01, Karpenter AKIAKARPENTERCONTROL)"},
 			&cli.StringFlag{Name: "resource", Usage: "only calls that created, terminated or named this resource ID"},
 			&cli.StringFlag{Name: "error", Usage: "only calls that failed with this error code (e.g. UnauthorizedOperation)"},
@@ -72,7 +73,7 @@ func ec2AuditCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			q := fakeec2.AuditQuery{Action: c.String("action"), Caller: c.String("caller"), ResourceID: c.String("resource"),
+			q := fakeec2.AuditQuery{Service: c.String("service"), Action: c.String("action"), Caller: c.String("caller"), ResourceID: c.String("resource"),
 				ErrorCode: c.String("error"), MutatingOnly: c.Bool("mutating"), Limit: c.Int("limit")}
 			if d := c.Duration("since"); d > 0 {
 				q.Since = time.Now().Add(-d)
@@ -85,7 +86,7 @@ func ec2AuditCommand() *cli.Command {
 				return printJSON(c, events)
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tACTION\tCALLER\tREQUEST ID\tRESULT")
+			fmt.Fprintln(tw, "TIME\tSERVICE\tACTION\tCALLER\tREQUEST ID\tRESULT")
 			for _, e := range events {
 				result := "ok"
 				switch {
@@ -101,7 +102,7 @@ func ec2AuditCommand() *cli.Command {
 				if len(e.PartialErrors) > 0 {
 					result += " (errors: " + strings.Join(e.PartialErrors, "; ") + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format("15:04:05.000"), e.Action, e.Caller, e.RequestID, result)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format("15:04:05.000"), e.ServiceName(), e.Action, e.Caller, e.RequestID, result)
 			}
 			return tw.Flush()
 		},
