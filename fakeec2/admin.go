@@ -259,5 +259,5 @@ func (s *Server) Reset() error {
 	if err := <-wait; err != nil {
 		return fmt.Errorf("persisting reset: %w", err)
 	}
-	return nil
+	return s.resetServices()
 }

@@ -118,6 +118,7 @@ type Server struct {
 	// locks above.
 	host      accountHost
 	services  map[string]account.Service
+	svc       accountServices
 	persistMu sync.RWMutex
 }
 
@@ -185,7 +186,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("loading state from %s: %w", opts.StateDir, err)
 		}
 		if seeded {
-			return s, nil
+			return s.openAccount()
 		}
 	}
 	s.mu.Lock()
@@ -196,6 +197,15 @@ func New(opts Options) (*Server, error) {
 	if err := <-wait; err != nil {
 		s.persist.close()
 		return nil, fmt.Errorf("saving the default network: %w", err)
+	}
+	return s.openAccount()
+}
+
+// openAccount opens the services beside EC2 once EC2's own state is loaded.
+func (s *Server) openAccount() (*Server, error) {
+	if err := s.openServices(); err != nil {
+		s.persist.close()
+		return nil, err
 	}
 	return s, nil
 }
