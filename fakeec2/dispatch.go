@@ -44,6 +44,7 @@ func init() {
 		"DescribeInstanceStatus":    {fn: (*Server).describeInstanceStatus},
 		"DescribeInstanceAttribute": {fn: (*Server).describeInstanceAttribute},
 		"CreateFleet":               {fn: (*Server).createFleet, mutating: true},
+		"RebootInstances":           {fn: (*Server).rebootInstances, mutating: true},
 		// launch templates
 		"CreateLaunchTemplate":           {fn: (*Server).createLaunchTemplate, mutating: true},
 		"CreateLaunchTemplateVersion":    {fn: (*Server).createLaunchTemplateVersion, mutating: true},
@@ -68,6 +69,7 @@ func init() {
 		"DescribeInstanceTypeOfferings": {fn: (*Server).describeInstanceTypeOfferings},
 		"DescribeSpotPriceHistory":      {fn: (*Server).describeSpotPriceHistory},
 		"DescribeCapacityReservations":  {fn: (*Server).describeCapacityReservations},
+		"DescribePlacementGroups":       {fn: (*Server).describePlacementGroups},
 	}
 }
 

@@ -121,7 +121,9 @@ type pageReq struct {
 	after uint64 // from NextToken
 }
 
-// pageParams reads MaxResults/NextToken, with MaxResults bounded to [min, max].
+// pageParams reads MaxResults/NextToken. As on EC2, a MaxResults below the action's
+// minimum is refused and one above its page size is capped to it (karpenter asks
+// DescribeSpotPriceHistory for 2000, the aws CLI v1 DescribeVolumes for 1000).
 func pageParams(q *query, min, max int) (pageReq, *APIError) {
 	var p pageReq
 	n, ok, err := q.integer("MaxResults")
@@ -129,10 +131,10 @@ func pageParams(q *query, min, max int) (pageReq, *APIError) {
 		return p, err
 	}
 	if ok {
-		if n < int64(min) || n > int64(max) {
-			return p, errInvalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value between %d and %d.", n, min, max)
+		if n < int64(min) {
+			return p, errInvalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value greater than %d.", n, min)
 		}
-		p.max = int(n)
+		p.max = int(min64(n, int64(max)))
 	}
 	if tok := q.str("NextToken"); tok != "" {
 		b, derr := base64.RawURLEncoding.DecodeString(tok)
@@ -159,4 +161,11 @@ func paginate[T any](items []T, seq func(T) uint64, p pageReq) ([]T, string) {
 	}
 	last := seq(items[p.max-1])
 	return items[:p.max], base64.RawURLEncoding.EncodeToString([]byte("seq:" + strconv.FormatUint(last, 10)))
+}
+
+func min64(a, b int64) int64 {
+	if a < b {
+		return a
+	}
+	return b
 }

@@ -298,7 +298,7 @@ func (s *Server) createFleet(c *call) (wireResponse, *APIError) {
 						fail(CodeUnauthorizedOperation, errUnauthorized(encodeAuthorizationMessage(c.requestID, reason)).Message)
 						continue
 					}
-					if f := s.capacityFault(spec.instanceType, spec.subnet.Zone, pc.capType); f != nil {
+					if f := s.capacityFault(spec.instanceType, spec.subnet.Zone, pc.capType); f != nil && !c.dryRun {
 						c.event.Faults = append(c.event.Faults, f.ID)
 						e := errInsufficientCapacity(spec.instanceType, spec.subnet.Zone)
 						fail(e.Code, e.Message)

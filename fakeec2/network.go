@@ -195,39 +195,21 @@ var vpcAttrs = attrTable[*vpc]{
 }
 
 func (s *Server) describeVpcs(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	req, err := parseDescribe(c, describeSpec[*vpc]{attrs: vpcAttrs, tags: func(v *vpc) []Tag { return v.Tags },
+		min: 5, max: 1000, idParam: "VpcId", seq: func(v *vpc) uint64 { return v.Seq }})
 	if err != nil {
 		return nil, err
 	}
-	pred, err := compileFilters(fs, vpcAttrs, func(v *vpc) []Tag { return v.Tags })
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 1000)
-	if err != nil {
-		return nil, err
-	}
-	ids := c.q.strs("VpcId")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var items []*vpc
-	if len(ids) > 0 {
-		for _, id := range ids {
-			v := s.vpcs[id]
-			if v == nil {
-				return nil, badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
-			}
-			items = append(items, v)
-		}
-	} else {
-		for _, v := range s.vpcs {
-			items = append(items, v)
-		}
-	}
-	bySeq(items, func(v *vpc) uint64 { return v.Seq })
 	resp := &describeVpcsResponse{}
-	var page []*vpc
-	page, resp.NextToken = paginate(filterSlice(items, pred), func(v *vpc) uint64 { return v.Seq }, p)
+	page, next, err := req.run(s.vpcs, func(id string) *APIError {
+		return badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.NextToken = next
 	for _, v := range page {
 		resp.Vpcs = append(resp.Vpcs, xmlVpc{VpcID: v.ID, OwnerID: s.account, State: "available", CidrBlock: v.CIDR,
 			IsDefault: xbool(v.IsDefault), Tenancy: "default", Tags: xmlTags(v.Tags)})
@@ -285,40 +267,21 @@ var subnetAttrs = attrTable[*subnet]{
 }
 
 func (s *Server) describeSubnets(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	req, err := parseDescribe(c, describeSpec[*subnet]{attrs: subnetAttrs, tags: func(x *subnet) []Tag { return x.Tags },
+		min: 5, max: 1000, idParam: "SubnetId", seq: func(x *subnet) uint64 { return x.Seq }})
 	if err != nil {
 		return nil, err
 	}
-	pred, err := compileFilters(fs, subnetAttrs, func(x *subnet) []Tag { return x.Tags })
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 1000)
-	if err != nil {
-		return nil, err
-	}
-	ids := c.q.strs("SubnetId")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var items []*subnet
-	if len(ids) > 0 {
-		for _, id := range ids {
-			x := s.subnets[id]
-			if x == nil {
-				return nil, badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
-			}
-			items = append(items, x)
-		}
-	} else {
-		for _, x := range s.subnets {
-			items = append(items, x)
-		}
-	}
-	seq := func(x *subnet) uint64 { return x.Seq }
-	bySeq(items, seq)
 	resp := &describeSubnetsResponse{}
-	var page []*subnet
-	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	page, next, err := req.run(s.subnets, func(id string) *APIError {
+		return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.NextToken = next
 	for _, x := range page {
 		resp.Subnets = append(resp.Subnets, xmlSubnet{
 			SubnetID: x.ID, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.region, s.account, x.ID),

@@ -69,45 +69,24 @@ func attachDOT(v *volume) []string {
 }
 
 func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	req, err := parseDescribe(c, describeSpec[*volume]{attrs: volumeAttrs, tags: func(v *volume) []Tag { return v.Tags },
+		min: 5, max: 500, idParam: "VolumeId", idSet: "volumeSet", seq: func(v *volume) uint64 { return v.Seq }})
 	if err != nil {
 		return nil, err
-	}
-	pred, err := compileFilters(fs, volumeAttrs, func(v *volume) []Tag { return v.Tags })
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 500)
-	if err != nil {
-		return nil, err
-	}
-	ids := c.q.strs("VolumeId")
-	if len(ids) > 0 && p.max > 0 {
-		return nil, badRequest(CodeInvalidParameterCombination, "The parameter volumeSet cannot be used with the parameter maxResults")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var items []*volume
-	for _, id := range ids {
-		v := s.volumes[id]
-		if v == nil {
-			if !validID(id, "vol") {
-				return nil, badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
-			}
-			return nil, badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
-		}
-		items = append(items, v)
-	}
-	if len(ids) == 0 {
-		for _, v := range s.volumes {
-			items = append(items, v)
-		}
-	}
-	seq := func(v *volume) uint64 { return v.Seq }
-	bySeq(items, seq)
 	resp := &describeVolumesResponse{}
-	var page []*volume
-	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	page, next, err := req.run(s.volumes, func(id string) *APIError {
+		if !validID(id, "vol") {
+			return badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
+		}
+		return badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.NextToken = next
 	for _, v := range page {
 		x := xmlVolume{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
 			AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: xmlTime(v.CreateTime), Tags: xmlTags(v.Tags),
@@ -190,42 +169,22 @@ var eniAttrs = attrTable[*networkInterface]{
 }
 
 func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	req, err := parseDescribe(c, describeSpec[*networkInterface]{attrs: eniAttrs, tags: func(n *networkInterface) []Tag { return n.Tags },
+		min: 5, max: 1000, idParam: "NetworkInterfaceId", idSet: "networkInterfaceIdSet",
+		seq: func(n *networkInterface) uint64 { return n.Seq }})
 	if err != nil {
 		return nil, err
-	}
-	pred, err := compileFilters(fs, eniAttrs, func(n *networkInterface) []Tag { return n.Tags })
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 1000)
-	if err != nil {
-		return nil, err
-	}
-	ids := c.q.strs("NetworkInterfaceId")
-	if len(ids) > 0 && p.max > 0 {
-		return nil, badRequest(CodeInvalidParameterCombination, "The parameter networkInterfaceIdSet cannot be used with the parameter maxResults")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var items []*networkInterface
-	for _, id := range ids {
-		n := s.enis[id]
-		if n == nil {
-			return nil, badRequest(CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
-		}
-		items = append(items, n)
-	}
-	if len(ids) == 0 {
-		for _, n := range s.enis {
-			items = append(items, n)
-		}
-	}
-	seq := func(n *networkInterface) uint64 { return n.Seq }
-	bySeq(items, seq)
 	resp := &describeENIsResponse{}
-	var page []*networkInterface
-	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	page, next, err := req.run(s.enis, func(id string) *APIError {
+		return badRequest(CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.NextToken = next
 	for _, n := range page {
 		x := xmlENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, AvailabilityZone: n.Zone,
 			AvailabilityZoneID: n.ZoneID, Description: n.Description, OwnerID: s.account, Status: n.Status,

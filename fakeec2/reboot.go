@@ -1,0 +1,26 @@
+package fakeec2
+
+// --- RebootInstances ---
+
+// rebootInstances answers as EC2 does: every ID must exist and be running; a reboot
+// keeps the instance running (the lab models no boot, so nothing changes).
+func (s *Server) rebootInstances(c *call) (wireResponse, *APIError) {
+	ids := c.q.strs("InstanceId")
+	if len(ids) == 0 {
+		return nil, errMissing("InstanceId")
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e := s.checkInstanceIDs(ids); e != nil {
+		return nil, e
+	}
+	for _, id := range ids {
+		if st := s.instances[id].State; st != stateRunning {
+			return nil, badRequest(CodeIncorrectState, "The instance '%s' is not in a state from which it can be rebooted.", id)
+		}
+	}
+	if c.dryRun {
+		return nil, errDryRun()
+	}
+	return &plainResponse{Return: true}, nil
+}
