@@ -21,7 +21,7 @@ import (
 func TestIntegrationAWSCLI(t *testing.T) {
 	awsBin, err := exec.LookPath("aws")
 	if err != nil {
-		t.Skip("the aws CLI is not on PATH (apt-get install awscli); skipping the CLI wire test")
+		requireClient(t, "the aws CLI (apt-get install awscli)")
 	}
 	e := newEnv(t)
 	subnets, _, amd64, _ := e.discover()

@@ -496,6 +496,9 @@ func TestIntegrationEvidencePageChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
+		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
+			t.Fatal("chromium is missing, and KARPLAB_REQUIRE_CLIENTS says CI installed it")
+		}
 		t.Skip("chromium is not installed (apt-get install -y chromium); the evidence page is not rendered in a browser")
 	}
 	keep := os.Getenv("KARPLAB_SCREENSHOTS")

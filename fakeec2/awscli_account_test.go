@@ -1,0 +1,89 @@
+package fakeec2_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/karplab/karplab/fakeec2"
+	fakeeks "github.com/karplab/karplab/fakeec2/eks"
+)
+
+// TestIntegrationAWSCLIAccount runs the commands a person investigating uses beside EC2
+// with every aws CLI on the machine (Debian's v2 and pip's v1 differ in protocols and
+// parsing): who am I, the instance profile of the course's node role, the cluster.
+func TestIntegrationAWSCLIAccount(t *testing.T) {
+	clis := awsCLIs(t)
+	e := newEnv(t)
+	e.must(e.srv.SetEKSCluster(fakeeks.Cluster{Name: "ziba-production", Endpoint: "https://127.0.0.1:6443",
+		CertificateAuthorityData: "Y2E=", Version: "1.37", ServiceIPv4CIDR: "10.96.0.0/12",
+		RoleARN: "arn:aws:iam::123456789012:role/eks-cluster"}))
+	for _, cli := range clis {
+		t.Run(cli.name, func(t *testing.T) {
+			const learner = "AKIACOURSELEARNER"
+			run := func(args ...string) string {
+				t.Helper()
+				stdout, stderr, err := cli.run(t, e.url, learner, args...)
+				if err != nil {
+					t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, stderr)
+				}
+				return stdout
+			}
+			var who struct{ Account, Arn string }
+			mustJSON(t, run("sts", "get-caller-identity"), &who)
+			if who.Account != "123456789012" || !strings.HasSuffix(who.Arn, ":user/"+learner) {
+				t.Errorf("get-caller-identity: %+v", who)
+			}
+
+			profile := "ziba-" + cli.name
+			run("iam", "create-instance-profile", "--instance-profile-name", profile)
+			run("iam", "add-role-to-instance-profile", "--instance-profile-name", profile, "--role-name", nodeRole)
+			var ip struct {
+				InstanceProfile struct {
+					Arn   string
+					Roles []struct{ RoleName string }
+				}
+			}
+			mustJSON(t, run("iam", "get-instance-profile", "--instance-profile-name", profile), &ip)
+			if !strings.HasSuffix(ip.InstanceProfile.Arn, ":instance-profile/"+profile) ||
+				len(ip.InstanceProfile.Roles) != 1 || ip.InstanceProfile.Roles[0].RoleName != nodeRole {
+				t.Errorf("get-instance-profile: %+v", ip)
+			}
+			_, stderr, err := cli.run(t, e.url, learner, "iam", "get-instance-profile", "--instance-profile-name", "nope")
+			if err == nil || !strings.Contains(stderr, "NoSuchEntity") {
+				t.Errorf("get-instance-profile of a missing profile: %v\n%s", err, stderr)
+			}
+
+			var cl struct {
+				Cluster struct {
+					Status, Version         string
+					KubernetesNetworkConfig struct{ ServiceIpv4Cidr string }
+				}
+			}
+			mustJSON(t, run("eks", "describe-cluster", "--name", "ziba-production"), &cl)
+			if cl.Cluster.Status != "ACTIVE" || cl.Cluster.Version != "1.37" || cl.Cluster.KubernetesNetworkConfig.ServiceIpv4Cidr != "10.96.0.0/12" {
+				t.Errorf("describe-cluster: %+v", cl)
+			}
+
+			var prices struct{ PriceList []string }
+			mustJSON(t, run("pricing", "get-products", "--service-code", "AmazonEC2", "--filters",
+				"Type=TERM_MATCH,Field=instanceType,Value=m6i.large", "Type=TERM_MATCH,Field=regionCode,Value=eu-west-2",
+				"Type=TERM_MATCH,Field=capacitystatus,Value=Used", "Type=TERM_MATCH,Field=tenancy,Value=Shared"), &prices)
+			if len(prices.PriceList) != 1 {
+				t.Errorf("get-products for m6i.large: %d products, want 1", len(prices.PriceList))
+			}
+		})
+	}
+	for _, svc := range []string{"sts", "iam", "eks", "pricing"} {
+		if n := len(e.srv.Audit(fakeec2.AuditQuery{Service: svc, Caller: "AKIACOURSELEARNER"})); n == 0 {
+			t.Errorf("no %s call by the CLI in the audit trail", svc)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("decoding the CLI's JSON: %v\n%s", err, s)
+	}
+}
