@@ -3,6 +3,7 @@ package fakeec2
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
 
@@ -84,4 +85,22 @@ func (s *Server) decodeDenial(encoded string) (sts.Denial, bool) {
 		}
 	}
 	return sts.Denial{}, false
+}
+
+// noteStateChange tells the account an instance moved to state ("pending", "running",
+// "stopping", "stopped", "shutting-down", "terminated") at at: EventBridge's EC2 Instance
+// State-change Notification, delivered to the interruption queue. Callers hold s.mu.
+func (s *Server) noteStateChange(in *instance, state string, at time.Time) {
+	s.deliverEvent(stateChangeEvent{instanceID: in.ID, state: state, at: at})
+}
+
+type stateChangeEvent struct {
+	instanceID, state string
+	at                time.Time
+}
+
+// deliverEvent hands an EventBridge event to the queues that subscribe to it. Callers
+// hold s.mu.
+func (s *Server) deliverEvent(ev stateChangeEvent) {
+	_ = ev // wired once SQS is in the account
 }
