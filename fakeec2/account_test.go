@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	fakeeks "github.com/karplab/karplab/fakeec2/eks"
+	fakeiam "github.com/karplab/karplab/fakeec2/iam"
 )
 
 const nodeRole = "KarpenterNodeRole-ziba-production"
@@ -155,5 +158,38 @@ func TestIntegrationUnknownService(t *testing.T) {
 		!strings.Contains(body.Message, "iam") || !strings.Contains(body.Message, `"dynamodb"`) {
 		t.Errorf("status %d, error type %q, message %q: want 400 UnknownServiceException naming the services",
 			resp.StatusCode, resp.Header.Get("X-Amzn-Errortype"), body.Message)
+	}
+}
+
+// TestIntegrationDefaultControllerPolicy: with KarpenterControllerPolicy as the account's
+// default, the controller may make every call the provider makes and nothing else, the
+// learner is not bound by it, and a reset brings it back after a lab replaced it.
+func TestIntegrationDefaultControllerPolicy(t *testing.T) {
+	def := fakeec2.Policy{Statements: []fakeec2.PolicyStatement{fakeec2.KarpenterControllerPolicy(karpenterKey)}}
+	e := newEnv(t, func(o *fakeec2.Options) { o.DefaultPolicy = &def })
+	ctx := e.ctx
+	ctrl := iam.NewFromConfig(awsConfig(t, e.url, karpenterKey))
+	learner := iam.NewFromConfig(awsConfig(t, e.url, "AKIACOURSELEARNER"))
+	if _, err := ctrl.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(nodeRole)}); err != nil {
+		t.Errorf("the controller's GetRole: %v", err)
+	}
+	_, err := ctrl.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("escalate"), AssumeRolePolicyDocument: aws.String(fakeiam.EC2TrustPolicy)})
+	if code := errorCode(err); code != "AccessDenied" {
+		t.Errorf("the controller's CreateRole: %v, want AccessDenied (not in KarpenterControllerPolicy)", err)
+	}
+	_, err = e.ec2.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: []string{"i-00000000000000001"}})
+	if code := errorCode(err); code != "UnauthorizedOperation" {
+		t.Errorf("the controller's DeleteTags: %v, want UnauthorizedOperation", err)
+	}
+	if _, err := learner.ListRoles(ctx, &iam.ListRolesInput{}); err != nil {
+		t.Errorf("the learner is bound by the controller's policy: %v", err)
+	}
+	e.must(e.srv.SetPolicy(fakeec2.Policy{}))
+	if _, err := ctrl.ListRoles(ctx, &iam.ListRolesInput{}); err != nil {
+		t.Errorf("with an empty policy the controller's ListRoles: %v", err)
+	}
+	e.must(e.srv.Reset())
+	if got := e.srv.Policy(); !reflect.DeepEqual(got, def) {
+		t.Errorf("after reset the policy is %+v, want the default", got)
 	}
 }

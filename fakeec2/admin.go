@@ -22,7 +22,8 @@ import (
 //	DELETE /_karplab/faults[?id=ID]           clear one or all
 //	POST   /_karplab/reset                    wipe instances, volumes, ENIs, templates, ledger, audit, policy, faults
 //	GET    /_karplab/decode?message=M         DecodedMessage
-//	POST   /_karplab/interrupt                InterruptRequest in, []AuditEvent out (spot reclaim)
+//	POST   /_karplab/interrupt                InterruptRequest in, []AuditEvent out (spot warning, then reclaim)
+//	POST   /_karplab/events                   EventRequest in, []AuditEvent out (rebalance, scheduled change)
 //	POST   /_karplab/releases                 ReleaseRequest in, []PublishedImage out (new AMIs)
 //
 // Errors come back as {"error": "..."} with a 4xx/5xx status.
@@ -165,7 +166,22 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		if !decodeAdminPost(w, r, &req) {
 			return
 		}
-		events, err := s.InterruptSpot(req.InstanceIDs)
+		warning := DefaultSpotWarning
+		if req.WarningSeconds != nil {
+			warning = time.Duration(*req.WarningSeconds) * time.Second
+		}
+		events, err := s.InterruptSpot(req.InstanceIDs, warning)
+		if err != nil {
+			adminFail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, events)
+	case "events":
+		var req EventRequest
+		if !decodeAdminPost(w, r, &req) {
+			return
+		}
+		events, err := s.RaiseEvent(req.Kind, req.InstanceIDs)
 		if err != nil {
 			adminFail(w, http.StatusBadRequest, "%v", err)
 			return
@@ -198,6 +214,15 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 // InterruptRequest is the body of POST /_karplab/interrupt.
 type InterruptRequest struct {
 	InstanceIDs []string `json:"instanceIds"`
+	// WarningSeconds is how long after the interruption warning EC2 reclaims the
+	// instances; absent: AWS's two minutes, 0: at once.
+	WarningSeconds *int `json:"warningSeconds,omitempty"`
+}
+
+// EventRequest is the body of POST /_karplab/events: an event EC2 raises on instances.
+type EventRequest struct {
+	Kind        EventKind `json:"kind"`
+	InstanceIDs []string  `json:"instanceIds"`
 }
 
 // ReleaseRequest is the body of POST /_karplab/releases; an empty Release picks the next date.

@@ -163,11 +163,19 @@ func (c *AdminClient) DecodeAuthorizationMessage(ctx context.Context, message st
 	return d.Reason, nil
 }
 
-// InterruptSpot reclaims spot instances as EC2 does (see Server.InterruptSpot) and returns
-// the BidEvictedEvent audit events.
-func (c *AdminClient) InterruptSpot(ctx context.Context, instanceIDs ...string) ([]AuditEvent, error) {
+// InterruptSpot warns and, warning later, reclaims spot instances as EC2 does (see
+// Server.InterruptSpot); it returns the BidEvictedEvent audit events of reclaims done at
+// once (warning 0).
+func (c *AdminClient) InterruptSpot(ctx context.Context, warning time.Duration, instanceIDs ...string) ([]AuditEvent, error) {
 	var out []AuditEvent
-	return out, c.do(ctx, http.MethodPost, "interrupt", nil, InterruptRequest{InstanceIDs: instanceIDs}, &out)
+	secs := int(warning / time.Second)
+	return out, c.do(ctx, http.MethodPost, "interrupt", nil, InterruptRequest{InstanceIDs: instanceIDs, WarningSeconds: &secs}, &out)
+}
+
+// RaiseEvent makes EC2 raise kind's event for the instances (see Server.RaiseEvent).
+func (c *AdminClient) RaiseEvent(ctx context.Context, kind EventKind, instanceIDs ...string) ([]AuditEvent, error) {
+	var out []AuditEvent
+	return out, c.do(ctx, http.MethodPost, "events", nil, EventRequest{Kind: kind, InstanceIDs: instanceIDs}, &out)
 }
 
 // PublishRelease publishes a new EKS-optimized AL2023 AMI release (see Server.PublishRelease);

@@ -2,6 +2,9 @@ package fakeec2
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/karplab/karplab/fakeec2/events"
 )
 
 // What AWS itself does to an account, outside any caller's API request: reclaiming spot
@@ -19,14 +22,15 @@ const (
 	ActionBidEvicted           = "BidEvictedEvent"
 )
 
-// InterruptSpot reclaims spot instances as EC2 does when it needs the capacity back: each
-// goes shutting-down at once with state reason Server.SpotInstanceTermination, its billing
-// stops, its DeleteOnTermination volumes and primary ENI go when it terminates, and the audit
-// trail records one BidEvictedEvent by ec2.amazonaws.com per instance. The two-minute warning
-// EC2 sends through EventBridge is not modelled (the lab has no EventBridge): the instance is
-// simply gone. An instance that is unknown, not spot, or not pending or running is an error,
-// and then nothing changes.
-func (s *Server) InterruptSpot(ids []string) ([]AuditEvent, error) {
+// InterruptSpot reclaims spot instances as EC2 does when it needs the capacity back. Each
+// first gets EC2's Spot Instance Interruption Warning (an EventBridge event delivered to the
+// interruption queue); warning later (AWS: two minutes; zero: at once) it goes
+// shutting-down with state reason Server.SpotInstanceTermination, its billing stops, its
+// DeleteOnTermination volumes and primary ENI go when it terminates, and the audit trail
+// records one BidEvictedEvent by ec2.amazonaws.com per instance. An instance that is
+// unknown, not spot, or not pending or running is an error, and then nothing changes.
+// The returned events are the reclaims done at once (none when a warning is given).
+func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEvent, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("no instance to interrupt")
 	}
@@ -45,41 +49,65 @@ func (s *Server) InterruptSpot(ids []string) ([]AuditEvent, error) {
 		case in.State != statePending && in.State != stateRunning:
 			s.mu.Unlock()
 			return nil, fmt.Errorf("instance %s is %s, not pending or running", id, in.State)
+		case !in.ReclaimAt.IsZero():
+			s.mu.Unlock()
+			return nil, fmt.Errorf("instance %s is already being reclaimed (at %s)", id, in.ReclaimAt.UTC().Format(time.RFC3339))
 		}
 	}
-	var events []*AuditEvent
+	var waits []<-chan error
+	var reclaimed []*AuditEvent
 	for _, id := range ids {
 		in := s.instances[id]
-		in.State = stateShuttingDown
-		in.TerminateRequestedAt = now
-		in.TerminatedAt = now.Add(s.shutdownDelay)
-		in.TransitionReason = fmt.Sprintf("Service initiated (%s)", now.UTC().Format("2006-01-02 15:04:05 GMT"))
-		in.StateReasonCode = StateReasonSpotTermination
-		in.StateReason = StateReasonSpotTermination + ": Spot instance termination"
-		s.stopLedger(in.ID, now)
-		s.save(bucketInstances, in.ID, in)
-		s.scheduleDeadline(in)
-		events = append(events, &AuditEvent{
-			Time: now, Action: ActionBidEvicted, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
-			Parameters: map[string]string{"InstanceId.1": id, "SpotInstanceRequestId": in.SpotRequestID},
-			Terminated: []string{id},
-		})
+		s.deliverEvent(events.SpotInterruptionWarning(s.account, s.region, id, now, "terminate"))
+		if warning > 0 {
+			in.ReclaimAt = now.Add(warning)
+			s.save(bucketInstances, in.ID, in)
+			s.scheduleDeadline(in)
+			continue
+		}
+		ev, wait := s.reclaimSpotLocked(in, now)
+		reclaimed, waits = append(reclaimed, ev), append(waits, wait)
 	}
 	s.advanceLocked(now) // a zero shutdown delay terminates at once
 	wait := s.flushLocked()
 	s.mu.Unlock()
 	err := <-wait
-	out := make([]AuditEvent, 0, len(events))
-	for _, e := range events {
-		if aerr := <-s.recordAudit(e); err == nil {
+	for _, w := range waits {
+		if aerr := <-w; err == nil {
 			err = aerr
 		}
-		out = append(out, *e)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("persisting the interruption: %w", err)
 	}
+	out := make([]AuditEvent, 0, len(reclaimed))
+	for _, e := range reclaimed {
+		out = append(out, *e)
+	}
 	return out, nil
+}
+
+// reclaimSpotLocked takes a spot instance back now: shutting-down with the spot
+// termination reason, its billing stopped, a BidEvictedEvent in the audit trail (the
+// channel reports when it is on disk). Callers hold s.mu.
+func (s *Server) reclaimSpotLocked(in *instance, now time.Time) (*AuditEvent, <-chan error) {
+	in.State = stateShuttingDown
+	in.ReclaimAt = time.Time{}
+	in.TerminateRequestedAt = now
+	in.TerminatedAt = now.Add(s.shutdownDelay)
+	in.TransitionReason = fmt.Sprintf("Service initiated (%s)", now.UTC().Format("2006-01-02 15:04:05 GMT"))
+	in.StateReasonCode = StateReasonSpotTermination
+	in.StateReason = StateReasonSpotTermination + ": Spot instance termination"
+	s.stopLedger(in.ID, now)
+	s.save(bucketInstances, in.ID, in)
+	s.scheduleDeadline(in)
+	s.noteStateChange(in, stateShuttingDown, now)
+	ev := &AuditEvent{
+		Service: "ec2", Time: now, Action: ActionBidEvicted, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
+		Parameters: map[string]string{"InstanceId.1": in.ID, "SpotInstanceRequestId": in.SpotRequestID},
+		Terminated: []string{in.ID},
+	}
+	return ev, s.recordAudit(ev)
 }
 
 // removePublished drops the images PublishRelease added. Callers hold s.mu.

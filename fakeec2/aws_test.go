@@ -37,7 +37,7 @@ func TestIntegrationSpotInterruption(t *testing.T) {
 		{name: "none", want: "no instance"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.admin.InterruptSpot(e.ctx, tc.ids...)
+			_, err := e.admin.InterruptSpot(e.ctx, 0, tc.ids...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("InterruptSpot(%v) = %v, want an error containing %q", tc.ids, err, tc.want)
 			}
@@ -48,7 +48,7 @@ func TestIntegrationSpotInterruption(t *testing.T) {
 	}
 
 	interruptedAt := e.clock.Now()
-	events, err := e.admin.InterruptSpot(e.ctx, spot)
+	events, err := e.admin.InterruptSpot(e.ctx, 0, spot)
 	e.must(err)
 	if len(events) != 1 || events[0].Action != fakeec2.ActionBidEvicted || events[0].Caller != fakeec2.AWSServiceCaller ||
 		!cmp.Equal(events[0].Terminated, []string{spot}) || events[0].Seq == 0 {
@@ -88,7 +88,7 @@ func TestIntegrationSpotInterruption(t *testing.T) {
 	if len(audit) != 1 || audit[0].Caller != fakeec2.AWSServiceCaller || audit[0].Parameters["InstanceId.1"] != spot {
 		t.Errorf("audit trail: %+v", audit)
 	}
-	if _, err := e.admin.InterruptSpot(e.ctx, spot); err == nil || !strings.Contains(err.Error(), "not pending or running") {
+	if _, err := e.admin.InterruptSpot(e.ctx, 0, spot); err == nil || !strings.Contains(err.Error(), "not pending or running") {
 		t.Errorf("interrupting a terminated instance: %v", err)
 	}
 }

@@ -23,15 +23,19 @@ type LedgerEntry struct {
 	CapacityType string `json:"capacityType,omitempty"`
 	SizeGiB      int32  `json:"sizeGiB,omitempty"`
 	// Encrypted is a volume's encryption at creation, kept after the volume is deleted.
-	Encrypted    *bool             `json:"encrypted,omitempty"`
-	Zone         string            `json:"zone"`
-	InstanceID   string            `json:"instanceId,omitempty"` // a volume's instance at launch
-	PricePerHour float64           `json:"pricePerHour"`
-	Started      time.Time         `json:"started"`
-	Stopped      *time.Time        `json:"stopped,omitempty"`
-	AccruedUSD   float64           `json:"accruedUSD"` // computed when read
-	Tags         map[string]string `json:"tags"`
-	Caller       string            `json:"caller,omitempty"`
+	Encrypted    *bool      `json:"encrypted,omitempty"`
+	Zone         string     `json:"zone"`
+	InstanceID   string     `json:"instanceId,omitempty"` // a volume's instance at launch
+	PricePerHour float64    `json:"pricePerHour"`
+	Started      time.Time  `json:"started"`
+	Stopped      *time.Time `json:"stopped,omitempty"`
+	AccruedUSD   float64    `json:"accruedUSD"` // computed when read
+	// PriorUSD is what earlier billed periods cost (a stopped and started instance, a
+	// resized volume); the current period runs from Resumed (Started when nil).
+	PriorUSD float64           `json:"priorUSD,omitempty"`
+	Resumed  *time.Time        `json:"resumed,omitempty"`
+	Tags     map[string]string `json:"tags"`
+	Caller   string            `json:"caller,omitempty"`
 }
 
 func (e *LedgerEntry) accrue(now time.Time) float64 {
@@ -39,10 +43,30 @@ func (e *LedgerEntry) accrue(now time.Time) float64 {
 	if e.Stopped != nil && e.Stopped.Before(end) {
 		end = *e.Stopped
 	}
-	if !end.After(e.Started) {
-		return 0
+	start := e.Started
+	if e.Resumed != nil {
+		start = *e.Resumed
 	}
-	return e.PricePerHour * end.Sub(e.Started).Hours()
+	if !end.After(start) {
+		return e.PriorUSD
+	}
+	return e.PriorUSD + e.PricePerHour*end.Sub(start).Hours()
+}
+
+// snapshotPricePerGBMonth is eu-west-2's EBS snapshot (standard tier) price.
+const snapshotPricePerGBMonth = 0.053
+
+// resumeLedger starts a new billed period at at, priced pricePerHour: a started instance
+// (after a stop) or a volume whose size or type changed. Callers hold s.mu.
+func (s *Server) resumeLedger(id string, at time.Time, pricePerHour float64) {
+	e := s.ledger[id]
+	if e == nil {
+		return
+	}
+	e.PriorUSD = e.accrue(at)
+	t := at
+	e.Resumed, e.Stopped, e.PricePerHour = &t, nil, pricePerHour
+	s.save(bucketLedger, id, e)
 }
 
 func volumeHourly(volumeType string, sizeGiB int32) float64 {

@@ -155,6 +155,9 @@ func (s *Server) PublishRelease(release string) ([]PublishedImage, error) {
 	if err := <-wait; err != nil {
 		return nil, fmt.Errorf("persisting the release: %w", err)
 	}
+	if err := s.publishImageParameters(); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -20,6 +20,10 @@ const (
 	// FaultThrottle answers RequestLimitExceeded to a fraction Rate (0..1] of the calls of
 	// Action, spread evenly (deterministic: rate 0.5 throttles every second call).
 	FaultThrottle = "throttle"
+	// FaultLeakENIs makes a terminated instance leave its secondary network interfaces
+	// behind, available and holding their addresses, as VPC CNI leaks do (InstanceIDs
+	// limits it).
+	FaultLeakENIs = "leak-enis"
 )
 
 // Fault is an injected failure, set through the admin API.
@@ -43,7 +47,7 @@ func (f Fault) validate() error {
 		if f.InstanceType == "" && f.Zone == "" {
 			return fmt.Errorf("an insufficient-capacity fault needs instanceType or zone")
 		}
-	case FaultLeak:
+	case FaultLeak, FaultLeakENIs:
 	case FaultLatency:
 		if f.LatencyMS <= 0 || f.LatencyMS > 600000 {
 			return fmt.Errorf("latencyMs must be in 1..600000")
@@ -53,8 +57,8 @@ func (f Fault) validate() error {
 			return fmt.Errorf("rate must be in (0, 1]")
 		}
 	default:
-		return fmt.Errorf("unknown fault kind %q (want %s, %s, %s or %s)", f.Kind,
-			FaultInsufficientCapacity, FaultLeak, FaultLatency, FaultThrottle)
+		return fmt.Errorf("unknown fault kind %q (want %s, %s, %s, %s or %s)", f.Kind,
+			FaultInsufficientCapacity, FaultLeak, FaultLeakENIs, FaultLatency, FaultThrottle)
 	}
 	return nil
 }
@@ -128,10 +132,17 @@ func (s *Server) capacityFault(instanceType, zone, capacityType string) *Fault {
 }
 
 // leakFault returns the leak fault for an instance being terminated, if any.
-func (s *Server) leakFault(instanceID string) *Fault {
+func (s *Server) leakFault(instanceID string) *Fault { return s.instanceFault(FaultLeak, instanceID) }
+
+// eniLeakFault returns the leak-enis fault for an instance being terminated, if any.
+func (s *Server) eniLeakFault(instanceID string) *Fault {
+	return s.instanceFault(FaultLeakENIs, instanceID)
+}
+
+func (s *Server) instanceFault(kind, instanceID string) *Fault {
 	for i := range s.faults {
 		f := &s.faults[i]
-		if f.Kind != FaultLeak {
+		if f.Kind != kind {
 			continue
 		}
 		if len(f.InstanceIDs) == 0 {

@@ -347,7 +347,12 @@ func (s *Server) createFleet(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		fl := &fleet{Seq: s.nextSeq(), ID: "fleet-" + s.ids.NewID(""), CreateTime: c.now, Tags: setTags(nil, fleetTags["fleet"])}
+		fl := &fleet{Seq: s.nextSeq(), ID: "fleet-" + s.ids.NewID(""), CreateTime: c.now, Tags: setTags(nil, fleetTags["fleet"]),
+			TotalTarget: total, OnDemandTarget: odN, SpotTarget: spotN, DefaultCapType: defType, Errors: resp.Errors,
+			ClientToken: c.q.str("ClientToken")}
+		for _, fc := range cfgs {
+			fl.Configs = append(fl.Configs, *fc)
+		}
 		resp.FleetID = fl.ID
 		c.event.Created = append(c.event.Created, fl.ID)
 		for _, pl := range plans {

@@ -523,7 +523,7 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 			prev := in.State
 			cur := prev
 			switch prev {
-			case statePending, stateRunning:
+			case statePending, stateRunning, stateStopping, stateStopped:
 				cur = stateShuttingDown
 				if f := s.leakFault(id); f != nil {
 					// The leak: EC2 says it is shutting down, but nothing happens.
@@ -539,6 +539,7 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 				s.stopLedger(in.ID, c.now)
 				s.save(bucketInstances, in.ID, in)
 				s.scheduleDeadline(in)
+				s.noteStateChange(in, stateShuttingDown, c.now)
 			}
 			c.event.Terminated = append(c.event.Terminated, id)
 			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(cur), PreviousState: state(prev)})
@@ -725,7 +726,7 @@ func (s *Server) wireInstance(in *instance) xmlInstance {
 	}
 	md := in.Metadata
 	mdState := "applied"
-	if in.State == statePending {
+	if in.State == statePending || s.clock.Now().Before(in.MetadataAppliedAt) {
 		mdState = "pending"
 	}
 	x.MetadataOptions = xmlMetadataOptions{State: mdState, HTTPTokens: md.HTTPTokens, HTTPPutResponseHopLimit: md.HTTPPutResponseHopLimit,
@@ -760,6 +761,14 @@ func (s *Server) wireInstance(in *instance) xmlInstance {
 			xe.Groups = append(xe.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
 		}
 		x.NetworkInterfaces = []xmlInstanceENI{xe}
+	}
+	for _, id := range in.SecondaryENIs {
+		if n := s.enis[id]; n != nil {
+			x.NetworkInterfaces = append(x.NetworkInterfaces, s.wireInstanceENI(n))
+		}
+	}
+	if in.State == stateStopping || in.State == stateStopped {
+		x.StateReason = &xmlStateReason{Code: "Client.UserInitiatedShutdown", Message: in.StateReason}
 	}
 	return x
 }

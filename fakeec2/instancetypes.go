@@ -174,7 +174,7 @@ func (s *Server) describeInstanceTypes(c *call) (wireResponse, *APIError) {
 	names := c.q.strs("InstanceType")
 	for _, n := range names {
 		if s.types[n] == nil {
-			return nil, errInvalidValue("The following supplied instance types do not exist: [%s]", n)
+			return nil, badRequest(CodeInvalidInstanceType, "The following supplied instance types do not exist: [%s]", n)
 		}
 	}
 	var items []*InstanceTypeInfo

@@ -81,6 +81,8 @@ const (
 	stateRunning      = "running"
 	stateShuttingDown = "shutting-down"
 	stateTerminated   = "terminated"
+	stateStopping     = "stopping"
+	stateStopped      = "stopped"
 )
 
 var stateCodes = map[string]int{statePending: 0, stateRunning: 16, stateShuttingDown: 32, stateTerminated: 48, "stopping": 64, "stopped": 80}
@@ -138,12 +140,21 @@ type instance struct {
 	RunningAt             time.Time        `json:"runningAt"` // pending ends here
 	TerminateRequestedAt  time.Time        `json:"terminateRequestedAt,omitempty"`
 	TerminatedAt          time.Time        `json:"terminatedAt,omitempty"` // shutting-down ends here
-	StateReason           string           `json:"stateReason,omitempty"`
+	// ReclaimAt is when EC2 takes a warned spot instance back (zero: not being reclaimed).
+	ReclaimAt   time.Time `json:"reclaimAt,omitempty"`
+	StateReason string    `json:"stateReason,omitempty"`
 	// StateReasonCode is set when something other than a user stopped the instance
 	// (Server.SpotInstanceTermination); empty means Client.UserInitiatedShutdown.
 	StateReasonCode  string  `json:"stateReasonCode,omitempty"`
 	TransitionReason string  `json:"transitionReason,omitempty"`
 	PricePerHour     float64 `json:"pricePerHour"`
+	// Stop/start (stopstart.go): StoppedAt ends stopping; SecondaryENIs are the
+	// interfaces AttachNetworkInterface added; MetadataAppliedAt ends a
+	// ModifyInstanceMetadataOptions' pending state; ConsoleExtra is appended console text.
+	StoppedAt         time.Time `json:"stoppedAt,omitempty"`
+	SecondaryENIs     []string  `json:"secondaryEnis,omitempty"`
+	MetadataAppliedAt time.Time `json:"metadataAppliedAt,omitempty"`
+	ConsoleExtra      string    `json:"consoleExtra,omitempty"`
 }
 
 type volume struct {
@@ -165,6 +176,37 @@ type volume struct {
 	DeleteOnTermination bool      `json:"deleteOnTermination"`
 	AttachTime          time.Time `json:"attachTime,omitempty"`
 	Tags                []Tag     `json:"tags"`
+	// AttachState is the attachment's status (attaching, attached, detaching); Until ends
+	// the current transition (creating, attaching, detaching, deleting).
+	AttachState string        `json:"attachState,omitempty"`
+	Until       time.Time     `json:"until,omitempty"`
+	Caller      string        `json:"caller,omitempty"`
+	Mod         *volumeModRec `json:"mod,omitempty"`
+}
+
+// volumeModRec is a volume's latest ModifyVolume (DescribeVolumesModifications).
+type volumeModRec struct {
+	OrigSize, TargetSize             int32     `json:",omitempty"`
+	OrigType, TargetType             string    `json:",omitempty"`
+	OrigIops, TargetIops             int32     `json:",omitempty"`
+	OrigThroughput, TargetThroughput int32     `json:",omitempty"`
+	Start, End                       time.Time `json:",omitempty"`
+}
+
+// snapshot is an EBS snapshot the account made (the images' root snapshots are AWS's
+// and are derived from the images, not stored).
+type snapshot struct {
+	Seq         uint64    `json:"seq"`
+	ID          string    `json:"id"`
+	VolumeID    string    `json:"volumeId"`
+	SizeGiB     int32     `json:"sizeGiB"`
+	Encrypted   bool      `json:"encrypted"`
+	KMSKeyID    string    `json:"kmsKeyId,omitempty"`
+	Description string    `json:"description,omitempty"`
+	State       string    `json:"state"` // pending, completed
+	StartTime   time.Time `json:"startTime"`
+	CompletedAt time.Time `json:"completedAt"`
+	Tags        []Tag     `json:"tags"`
 }
 
 type networkInterface struct {
@@ -321,6 +363,15 @@ type fleet struct {
 	CreateTime time.Time `json:"createTime"`
 	Instances  []string  `json:"instances"`
 	Tags       []Tag     `json:"tags"`
+	// What DescribeFleets reports back (fleets.go); State "" is active.
+	State          string          `json:"state,omitempty"`
+	TotalTarget    int64           `json:"totalTarget,omitempty"`
+	OnDemandTarget int64           `json:"onDemandTarget,omitempty"`
+	SpotTarget     int64           `json:"spotTarget,omitempty"`
+	DefaultCapType string          `json:"defaultCapType,omitempty"`
+	Configs        []fleetConfig   `json:"configs,omitempty"`
+	Errors         []xmlFleetError `json:"errors,omitempty"`
+	ClientToken    string          `json:"clientToken,omitempty"`
 }
 
 // bySeq sorts records of any kind by creation order.

@@ -47,6 +47,11 @@ type PolicyStatement struct {
 	MaxInstances int `json:"maxInstances,omitempty"`
 }
 
+// clone copies p deeply enough that no caller shares its statements.
+func (p Policy) clone() Policy {
+	return Policy{Statements: append([]PolicyStatement(nil), p.Statements...)}
+}
+
 // AppliesTo reports whether the statement governs caller (no Callers: everyone).
 func (st PolicyStatement) AppliesTo(caller string) bool {
 	if len(st.Callers) == 0 {

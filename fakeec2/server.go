@@ -25,6 +25,7 @@ const (
 	DefaultBootDelay           = 2 * time.Second
 	DefaultShutdownDelay       = 1 * time.Second
 	DefaultTerminatedRetention = time.Hour
+	DefaultVolumeDelay         = 2 * time.Second
 )
 
 // Options configure a Server. The zero value is usable: an in-memory emulator of
@@ -43,6 +44,16 @@ type Options struct {
 	// TerminatedRetention is how long terminated instances stay describable (zero: the
 	// default 1h, negative: not at all).
 	TerminatedRetention time.Duration
+	// VolumeDelay is how long EBS transitions take: a new volume creating, attaching,
+	// detaching, deleting, a snapshot pending (zero: the default 2s, negative: none).
+	VolumeDelay time.Duration
+	// DefaultPolicy is the policy of a new account and after Reset (nil: allow all), e.g.
+	// KarpenterControllerPolicy for the controller's key.
+	DefaultPolicy *Policy
+	// InterruptionQueue is the SQS queue created at start that EC2's EventBridge events
+	// (state changes, spot interruption warnings, rebalance, scheduled changes) go to:
+	// Karpenter's INTERRUPTION_QUEUE. Empty: no queue, events go nowhere.
+	InterruptionQueue string
 	// KubernetesVersion is the cluster's minor ("1.37", the default): the seeded
 	// EKS-optimized images are built for it and the minor before.
 	KubernetesVersion string
@@ -70,6 +81,7 @@ type Server struct {
 	bootDelay       time.Duration
 	shutdownDelay   time.Duration
 	retention       time.Duration
+	volumeDelay     time.Duration
 	clock           Clock
 	ids             IDGenerator
 	log             *slog.Logger
@@ -91,6 +103,7 @@ type Server struct {
 	groups    map[string]*securityGroup
 	images    map[string]*image
 	fleets    map[string]*fleet
+	snapshots map[string]*snapshot
 	ledger    map[string]*LedgerEntry
 	policy    Policy
 	faults    []Fault
@@ -116,10 +129,14 @@ type Server struct {
 	// The account's other services (IAM, SSM, SQS, EKS, Pricing, STS), keyed by signing
 	// name, over host. persistMu guards persist for their writes, which hold none of the
 	// locks above.
-	host      accountHost
-	services  map[string]account.Service
-	svc       accountServices
-	persistMu sync.RWMutex
+	host     accountHost
+	services map[string]account.Service
+	svc      accountServices
+	bus      *eventBus
+	// interruptionQueue receives EC2's events (Options.InterruptionQueue).
+	interruptionQueue string
+	defaultPolicy     Policy
+	persistMu         sync.RWMutex
 }
 
 type zoneInfo struct {
@@ -136,11 +153,16 @@ func New(opts Options) (*Server, error) {
 		bootDelay:     durationOr(opts.BootDelay, DefaultBootDelay),
 		shutdownDelay: durationOr(opts.ShutdownDelay, DefaultShutdownDelay),
 		retention:     durationOr(opts.TerminatedRetention, DefaultTerminatedRetention),
+		volumeDelay:   durationOr(opts.VolumeDelay, DefaultVolumeDelay),
 		clock:         opts.Clock,
 		ids:           opts.IDs,
 		log:           opts.Logger,
 	}
 	s.host = accountHost{s}
+	s.interruptionQueue = opts.InterruptionQueue
+	if opts.DefaultPolicy != nil {
+		s.defaultPolicy = opts.DefaultPolicy.clone()
+	}
 	s.k8sVersion = opts.KubernetesVersion
 	if s.k8sVersion == "" {
 		s.k8sVersion = DefaultKubernetesVersion
@@ -207,6 +229,7 @@ func (s *Server) openAccount() (*Server, error) {
 		s.persist.close()
 		return nil, err
 	}
+	s.startEvents()
 	return s, nil
 }
 
@@ -227,13 +250,14 @@ func (s *Server) resetMaps(all bool) {
 	s.templates = map[string]*launchTemplate{}
 	s.ltByName = map[string]string{}
 	s.fleets = map[string]*fleet{}
+	s.snapshots = map[string]*snapshot{}
 	s.ledger = map[string]*LedgerEntry{}
 	s.ipUsed = map[string]map[uint32]bool{}
 	s.ipNext = map[string]uint32{}
 	s.deadlines = nil
 	s.throttleN = map[string]uint64{}
 	s.faults = nil
-	s.policy = Policy{}
+	s.policy = s.defaultPolicy.clone()
 	if all {
 		s.vpcs = map[string]*vpc{}
 		s.subnets = map[string]*subnet{}
@@ -276,6 +300,7 @@ func (s *Server) load() (seeded bool, err error) {
 		loadJSON(p, bucketENIs, func(r *networkInterface) { s.enis[r.ID] = r }),
 		loadJSON(p, bucketTemplates, func(r *launchTemplate) { s.templates[r.ID] = r; s.ltByName[r.Name] = r.ID }),
 		loadJSON(p, bucketFleets, func(r *fleet) { s.fleets[r.ID] = r }),
+		loadJSON(p, bucketSnapshots, func(r *snapshot) { s.snapshots[r.ID] = r }),
 		loadJSON(p, bucketLedger, func(r *LedgerEntry) { s.ledger[r.ResourceID] = r }),
 		loadJSON(p, bucketAudit, func(r *AuditEvent) { s.audit = append(s.audit, r) }),
 		s.loadIdempotency(),
@@ -299,6 +324,7 @@ func (s *Server) load() (seeded bool, err error) {
 		s.scheduleDeadline(in)
 		s.instTags.add(in.ID, in.Tags)
 	}
+	s.scheduleEBSDeadlines()
 	return true, nil
 }
 
@@ -324,12 +350,14 @@ func (s *Server) Close() error {
 			errs = append(errs, fmt.Errorf("shutting down the listener: %w", err))
 		}
 	}
+	s.stopEvents() // delivers what EC2 raised before Close
 	// Later requests (a handler still running without Serve's shutdown) see no persister
 	// rather than a closed queue: every enqueue happens under one of these locks.
 	s.mu.Lock()
 	s.auditMu.Lock()
 	s.idemMu.Lock()
 	s.persistMu.Lock()
+	s.bus = nil
 	p := s.persist
 	s.persist = nil
 	s.persistMu.Unlock()
@@ -383,7 +411,7 @@ func (s *Server) newID(prefix string) string {
 func (s *Server) idInUse(id string) bool {
 	if s.instances[id] != nil || s.volumes[id] != nil || s.enis[id] != nil || s.templates[id] != nil ||
 		s.vpcs[id] != nil || s.subnets[id] != nil || s.groups[id] != nil || s.images[id] != nil ||
-		s.fleets[id] != nil || s.ledger[id] != nil {
+		s.fleets[id] != nil || s.snapshots[id] != nil || s.ledger[id] != nil {
 		return true
 	}
 	return false
@@ -442,12 +470,19 @@ func (h *deadlineHeap) Pop() any {
 // scheduleDeadline records when the instance next changes state by itself.
 func (s *Server) scheduleDeadline(in *instance) {
 	var at time.Time
-	switch in.State {
-	case statePending:
+	switch {
+	case !in.ReclaimAt.IsZero() && (in.State == statePending || in.State == stateRunning):
+		at = in.ReclaimAt
+		if in.State == statePending && in.RunningAt.Before(at) {
+			at = in.RunningAt // boot first; the reclaim is scheduled again from running
+		}
+	case in.State == statePending:
 		at = in.RunningAt
-	case stateShuttingDown:
+	case in.State == stateShuttingDown:
 		at = in.TerminatedAt
-	case stateTerminated:
+	case in.State == stateStopping:
+		at = in.StoppedAt
+	case in.State == stateTerminated:
 		at = in.TerminatedAt.Add(s.retention)
 	default:
 		return
@@ -474,6 +509,9 @@ func (s *Server) advanceIfDue(now time.Time) {
 func (s *Server) advanceLocked(now time.Time) {
 	for len(s.deadlines) > 0 && !s.deadlines[0].at.After(now) {
 		d := heap.Pop(&s.deadlines).(deadline)
+		if s.advanceEBS(d, now) {
+			continue
+		}
 		in := s.instances[d.id]
 		if in == nil {
 			continue
@@ -484,6 +522,19 @@ func (s *Server) advanceLocked(now time.Time) {
 				continue // stale entry
 			}
 			in.State = stateRunning
+			s.noteStateChange(in, stateRunning, in.RunningAt)
+		case stateRunning:
+			if in.ReclaimAt.IsZero() || in.ReclaimAt.After(now) {
+				continue // stale entry
+			}
+			_, _ = s.reclaimSpotLocked(in, in.ReclaimAt) // its audit record is not waited for, as here nothing is
+			continue
+		case stateStopping:
+			if in.StoppedAt.After(now) {
+				continue
+			}
+			in.State = stateStopped
+			s.noteStateChange(in, stateStopped, in.StoppedAt)
 		case stateShuttingDown:
 			if in.TerminatedAt.After(now) {
 				continue
@@ -511,6 +562,7 @@ func (s *Server) advanceLocked(now time.Time) {
 func (s *Server) finishTermination(in *instance) {
 	at := in.TerminatedAt
 	in.State = stateTerminated
+	s.noteStateChange(in, stateTerminated, at)
 	if in.StateReasonCode == "" {
 		in.StateReason = "Client.UserInitiatedShutdown: User initiated shutdown"
 	}
@@ -526,8 +578,10 @@ func (s *Server) finishTermination(in *instance) {
 			continue
 		}
 		v.State, v.InstanceID, v.Device, v.AttachTime = "available", "", "", time.Time{}
+		v.AttachState, v.Until = "", time.Time{}
 		s.save(bucketVolumes, v.ID, v)
 	}
+	s.releaseSecondaryENIs(in)
 	if n := s.enis[in.ENIID]; n != nil {
 		if n.DeleteOnTermination {
 			delete(s.enis, n.ID)

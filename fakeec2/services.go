@@ -8,8 +8,11 @@ import (
 	"github.com/karplab/karplab/fakeec2/account"
 
 	"github.com/karplab/karplab/fakeec2/eks"
+	"github.com/karplab/karplab/fakeec2/events"
 	"github.com/karplab/karplab/fakeec2/iam"
 	"github.com/karplab/karplab/fakeec2/pricing"
+	"github.com/karplab/karplab/fakeec2/sqs"
+	"github.com/karplab/karplab/fakeec2/ssm"
 	"github.com/karplab/karplab/fakeec2/sts"
 )
 
@@ -22,6 +25,8 @@ type accountServices struct {
 	sts     *sts.Service
 	eks     *eks.Service
 	pricing *pricing.Service
+	ssm     *ssm.Service
+	sqs     *sqs.Service
 }
 
 // openServices opens every service over s's host and registers it with the router.
@@ -39,8 +44,50 @@ func (s *Server) openServices() error {
 	if s.svc.pricing, err = pricing.New(s.host, pricing.Options{Products: s.priceList()}); err != nil {
 		return fmt.Errorf("opening Pricing: %w", err)
 	}
-	for _, svc := range []account.Service{s.svc.iam, s.svc.sts, s.svc.eks, s.svc.pricing} {
+	if s.svc.ssm, err = ssm.New(s.host, ssm.Options{}); err != nil {
+		return fmt.Errorf("opening SSM: %w", err)
+	}
+	if s.svc.sqs, err = sqs.New(s.host, sqs.Options{}); err != nil {
+		return fmt.Errorf("opening SQS: %w", err)
+	}
+	for _, svc := range []account.Service{s.svc.iam, s.svc.sts, s.svc.eks, s.svc.pricing, s.svc.ssm, s.svc.sqs} {
 		s.registerService(svc)
+	}
+	if err := s.publishImageParameters(); err != nil {
+		return err
+	}
+	return s.ensureInterruptionQueue()
+}
+
+// ensureInterruptionQueue creates the queue EC2's events go to, as Karpenter's
+// CloudFormation stack does on AWS.
+func (s *Server) ensureInterruptionQueue() error {
+	if s.interruptionQueue == "" {
+		return nil
+	}
+	if _, err := s.svc.sqs.EnsureQueue(s.interruptionQueue); err != nil {
+		return fmt.Errorf("creating the interruption queue %s: %w", s.interruptionQueue, err)
+	}
+	return nil
+}
+
+// publishImageParameters makes SSM's public EKS AMI parameters name the account's
+// EKS-optimized images: at start and whenever AWS publishes a release.
+func (s *Server) publishImageParameters() error {
+	s.mu.RLock()
+	var list []ssm.EKSImage
+	for _, im := range s.images {
+		if im.OwnerID != EKSImageOwner {
+			continue
+		}
+		if e, ok := parseEKSImage(im.Name); ok {
+			list = append(list, ssm.EKSImage{Family: e.Family, Arch: e.Arch, Variant: e.Variant,
+				KubernetesMinor: e.K8s, Release: e.Release, ImageID: im.ID})
+		}
+	}
+	s.mu.RUnlock()
+	if err := s.svc.ssm.SetEKSImages(list); err != nil {
+		return fmt.Errorf("publishing the EKS AMI parameters: %w", err)
 	}
 	return nil
 }
@@ -67,8 +114,21 @@ func (s *Server) resetServices() error {
 	if err := s.svc.iam.Reset(); err != nil {
 		return fmt.Errorf("resetting IAM: %w", err)
 	}
-	return nil
+	if err := s.svc.ssm.Reset(); err != nil {
+		return fmt.Errorf("resetting SSM: %w", err)
+	}
+	if err := s.svc.sqs.Reset(); err != nil {
+		return fmt.Errorf("resetting SQS: %w", err)
+	}
+	if err := s.publishImageParameters(); err != nil {
+		return err
+	}
+	return s.ensureInterruptionQueue()
 }
+
+// SSM returns the account's Parameter Store; SQS its queues (for the lab's evidence).
+func (s *Server) SSM() *ssm.Service { return s.svc.ssm }
+func (s *Server) SQS() *sqs.Service { return s.svc.sqs }
 
 // IAM returns the account's IAM (for the lab's evidence and for launches).
 func (s *Server) IAM() *iam.Service { return s.svc.iam }
@@ -91,16 +151,5 @@ func (s *Server) decodeDenial(encoded string) (sts.Denial, bool) {
 // "stopping", "stopped", "shutting-down", "terminated") at at: EventBridge's EC2 Instance
 // State-change Notification, delivered to the interruption queue. Callers hold s.mu.
 func (s *Server) noteStateChange(in *instance, state string, at time.Time) {
-	s.deliverEvent(stateChangeEvent{instanceID: in.ID, state: state, at: at})
-}
-
-type stateChangeEvent struct {
-	instanceID, state string
-	at                time.Time
-}
-
-// deliverEvent hands an EventBridge event to the queues that subscribe to it. Callers
-// hold s.mu.
-func (s *Server) deliverEvent(ev stateChangeEvent) {
-	_ = ev // wired once SQS is in the account
+	s.deliverEvent(events.StateChange(s.account, s.region, in.ID, at, state))
 }

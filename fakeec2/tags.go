@@ -67,6 +67,11 @@ func (s *Server) findTaggable(id string) (*taggable, *APIError) {
 			return &taggable{id, "launch-template", r.Seq, &r.Tags, bucketTemplates, r}, nil
 		}
 		return nil, badRequest(CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
+	case "snap":
+		if r := s.snapshots[id]; r != nil {
+			return &taggable{id, "snapshot", r.Seq, &r.Tags, bucketSnapshots, r}, nil
+		}
+		return nil, errSnapshotNotFound(id)
 	case "fleet":
 		if r := s.fleets[id]; r != nil {
 			return &taggable{id, "fleet", r.Seq, &r.Tags, bucketFleets, r}, nil
@@ -101,6 +106,9 @@ func (s *Server) allTaggables() []*taggable {
 	}
 	for _, r := range s.templates {
 		out = append(out, &taggable{r.ID, "launch-template", r.Seq, &r.Tags, bucketTemplates, r})
+	}
+	for _, r := range s.snapshots {
+		out = append(out, &taggable{r.ID, "snapshot", r.Seq, &r.Tags, bucketSnapshots, r})
 	}
 	for _, r := range s.fleets {
 		out = append(out, &taggable{r.ID, "fleet", r.Seq, &r.Tags, bucketFleets, r})

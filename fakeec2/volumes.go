@@ -1,7 +1,5 @@
 package fakeec2
 
-import "fmt"
-
 // --- DescribeVolumes ---
 
 type xmlVolumeAttachment struct {
@@ -58,7 +56,7 @@ func attachStatus(v *volume) []string {
 	if v.InstanceID == "" {
 		return nil
 	}
-	return one("attached")
+	return one(v.attachState())
 }
 
 func attachDOT(v *volume) []string {
@@ -88,18 +86,7 @@ func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
 	}
 	resp.NextToken = next
 	for _, v := range page {
-		x := xmlVolume{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
-			AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: xmlTime(v.CreateTime), Tags: xmlTags(v.Tags),
-			VolumeType: v.Type, Iops: v.Iops, Throughput: v.Throughput, Encrypted: v.Encrypted, KMSKeyID: v.KMSKeyID,
-			VolumeArn: fmt.Sprintf("arn:aws:ec2:%s:%s:volume/%s", s.region, s.account, v.ID)}
-		if v.KMSKeyID != "" && v.KMSKeyID[0] == 'a' { // alias/aws/ebs: EC2 reports the key ARN
-			x.KMSKeyID = fmt.Sprintf("arn:aws:kms:%s:%s:alias/aws/ebs", s.region, s.account)
-		}
-		if v.InstanceID != "" {
-			x.Attachments = []xmlVolumeAttachment{{VolumeID: v.ID, InstanceID: v.InstanceID, Device: v.Device,
-				Status: "attached", AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
-		}
-		resp.Volumes = append(resp.Volumes, x)
+		resp.Volumes = append(resp.Volumes, s.wireVolume(v))
 	}
 	return resp, nil
 }

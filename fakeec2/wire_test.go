@@ -324,7 +324,7 @@ func TestIntegrationInvalidParameters(t *testing.T) {
 		{"DescribeInstanceTypes unknown type", func() error {
 			_, err := e.ec2.DescribeInstanceTypes(e.ctx, &ec2.DescribeInstanceTypesInput{InstanceTypes: []ec2types.InstanceType{"x9.mega"}})
 			return err
-		}, "InvalidParameterValue"},
+		}, "InvalidInstanceType"},
 		{"DescribeAvailabilityZones unknown zone", func() error {
 			_, err := e.ec2.DescribeAvailabilityZones(e.ctx, &ec2.DescribeAvailabilityZonesInput{ZoneNames: []string{"eu-west-2d"}})
 			return err

@@ -506,7 +506,9 @@ func (e *Env) reclaimSpot(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, " spot capacity exhausted in %s: spot launches now fail with InsufficientInstanceCapacity\n", strings.Join(health.Zones, ", "))
 	id := aws.ToString(victim.InstanceId)
-	if _, err := e.Admin.InterruptSpot(ctx, id); err != nil {
+	// At once, with no warning's grace: the lab's own provider does not read the
+	// interruption queue the warning goes to.
+	if _, err := e.Admin.InterruptSpot(ctx, 0, id); err != nil {
 		return fmt.Errorf("interrupting %s: %w", id, err)
 	}
 	fmt.Fprintf(out, " EC2 reclaimed spot instance %s (%s, %s), node %s with %s, at %s\n", id, victim.InstanceType,

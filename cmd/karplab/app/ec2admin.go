@@ -49,7 +49,7 @@ func printJSON(c *cli.Context, v any) error {
 }
 
 func ec2AdminCommands() []*cli.Command {
-	return []*cli.Command{ec2AuditCommand(), ec2BillingCommand(), ec2FaultCommand(), ec2PolicyCommand(), ec2DecodeCommand()}
+	return []*cli.Command{ec2AuditCommand(), ec2BillingCommand(), ec2FaultCommand(), ec2EventCommand(), ec2PolicyCommand(), ec2DecodeCommand()}
 }
 
 func ec2AuditCommand() *cli.Command {

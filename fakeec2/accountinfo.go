@@ -1,0 +1,312 @@
+package fakeec2
+
+import (
+	"fmt"
+	"hash/fnv"
+)
+
+// What a person asks about the account itself: DescribeRegions,
+// DescribeAccountAttributes, DescribeKeyPairs, DescribeAddresses, DescribeRouteTables.
+// The lab has no key pairs and no Elastic IPs; each VPC has its main route table with
+// the local route.
+
+// optInRegions need opting in (AllRegions shows them as not-opted-in); the others are
+// enabled in every account.
+var (
+	defaultRegions = []string{"ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1", "ap-southeast-1",
+		"ap-southeast-2", "ca-central-1", "eu-central-1", "eu-north-1", "eu-west-1", "eu-west-2", "eu-west-3",
+		"sa-east-1", "us-east-1", "us-east-2", "us-west-1", "us-west-2"}
+	optInRegions = []string{"af-south-1", "ap-east-1", "ap-south-2", "ap-southeast-3", "ap-southeast-4", "ca-west-1",
+		"eu-central-2", "eu-south-1", "eu-south-2", "il-central-1", "me-central-1", "me-south-1"}
+)
+
+type regionRow struct {
+	seq          uint64
+	name, status string
+}
+
+type xmlRegion struct {
+	RegionName  string `xml:"regionName"`
+	Endpoint    string `xml:"regionEndpoint"`
+	OptInStatus string `xml:"optInStatus"`
+}
+
+type describeRegionsResponse struct {
+	WireHeader
+	Regions []xmlRegion `xml:"regionInfo>item"`
+}
+
+var regionAttrs = attrTable[regionRow]{
+	"region-name":   func(r regionRow) []string { return one(r.name) },
+	"endpoint":      func(r regionRow) []string { return one("ec2." + r.name + ".amazonaws.com") },
+	"opt-in-status": func(r regionRow) []string { return one(r.status) },
+}
+
+func (s *Server) describeRegions(c *call) (wireResponse, *APIError) {
+	fs, err := c.q.filters()
+	if err != nil {
+		return nil, err
+	}
+	pred, err := compileFilters(fs, regionAttrs, nil)
+	if err != nil {
+		return nil, err
+	}
+	all, _, err := c.q.boolean("AllRegions")
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string]regionRow{}
+	for _, r := range defaultRegions {
+		rows[r] = regionRow{name: r, status: "opt-in-not-required"}
+	}
+	if _, ok := rows[s.region]; !ok {
+		rows[s.region] = regionRow{name: s.region, status: "opted-in"}
+	}
+	if all {
+		for _, r := range optInRegions {
+			if _, ok := rows[r]; !ok {
+				rows[r] = regionRow{name: r, status: "not-opted-in"}
+			}
+		}
+	}
+	names := c.q.strs("RegionName")
+	for _, n := range names {
+		if _, ok := rows[n]; !ok {
+			return nil, errInvalidValue("Invalid region names: [%s]", n)
+		}
+	}
+	resp := &describeRegionsResponse{}
+	for _, name := range sortedKeys(rows) {
+		r := rows[name]
+		if len(names) > 0 && !contains(names, name) || !pred(r) {
+			continue
+		}
+		resp.Regions = append(resp.Regions, xmlRegion{RegionName: name, Endpoint: "ec2." + name + ".amazonaws.com", OptInStatus: r.status})
+	}
+	return resp, nil
+}
+
+// --- DescribeAccountAttributes ---
+
+type xmlAccountAttribute struct {
+	Name   string         `xml:"attributeName"`
+	Values []xmlAttrValue `xml:"attributeValueSet>item"`
+}
+
+type xmlAttrValue struct {
+	Value string `xml:"attributeValue"`
+}
+
+type describeAccountAttributesResponse struct {
+	WireHeader
+	Attributes []xmlAccountAttribute `xml:"accountAttributeSet>item"`
+}
+
+func (s *Server) describeAccountAttributes(c *call) (wireResponse, *APIError) {
+	s.mu.RLock()
+	defVPC := "none"
+	for _, v := range s.vpcs {
+		if v.IsDefault {
+			defVPC = v.ID
+		}
+	}
+	s.mu.RUnlock()
+	attrs := map[string][]string{
+		"supported-platforms":                   {"VPC"},
+		"default-vpc":                           {defVPC},
+		"max-instances":                         {"1000"},
+		"vpc-max-security-groups-per-interface": {"5"},
+		"max-elastic-ips":                       {"5"},
+		"vpc-max-elastic-ips":                   {"5"},
+	}
+	order := []string{"supported-platforms", "vpc-max-security-groups-per-interface", "max-elastic-ips", "max-instances",
+		"vpc-max-elastic-ips", "default-vpc"}
+	names := c.q.strs("AttributeName")
+	for _, n := range names {
+		if attrs[n] == nil {
+			return nil, errInvalidValue("Value (%s) for parameter attributeName is invalid. Unknown attribute.", n)
+		}
+	}
+	resp := &describeAccountAttributesResponse{}
+	for _, n := range order {
+		if len(names) > 0 && !contains(names, n) {
+			continue
+		}
+		a := xmlAccountAttribute{Name: n}
+		for _, v := range attrs[n] {
+			a.Values = append(a.Values, xmlAttrValue{Value: v})
+		}
+		resp.Attributes = append(resp.Attributes, a)
+	}
+	return resp, nil
+}
+
+// --- DescribeKeyPairs / DescribeAddresses: the lab has none ---
+
+type describeKeyPairsResponse struct {
+	WireHeader
+	KeyPairs []struct {
+		KeyName string `xml:"keyName"`
+	} `xml:"keySet>item"`
+}
+
+// noneFilters checks a Describe call's filters against names that can never match.
+func noneFilters(c *call, names ...string) *APIError {
+	table := attrTable[struct{}]{}
+	for _, n := range names {
+		table[n] = func(struct{}) []string { return nil }
+	}
+	fs, err := c.q.filters()
+	if err != nil {
+		return err
+	}
+	_, err = compileFilters(fs, table, func(struct{}) []Tag { return nil })
+	return err
+}
+
+func (s *Server) describeKeyPairs(c *call) (wireResponse, *APIError) {
+	if err := noneFilters(c, "key-name", "key-pair-id", "fingerprint", "key-type"); err != nil {
+		return nil, err
+	}
+	if names := c.q.strs("KeyName"); len(names) > 0 {
+		return nil, badRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", names[0])
+	}
+	if ids := c.q.strs("KeyPairId"); len(ids) > 0 {
+		return nil, badRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", ids[0])
+	}
+	if _, _, err := c.q.boolean("IncludePublicKey"); err != nil {
+		return nil, err
+	}
+	return &describeKeyPairsResponse{}, nil
+}
+
+type describeAddressesResponse struct {
+	WireHeader
+	Addresses []struct {
+		PublicIP string `xml:"publicIp"`
+	} `xml:"addressesSet>item"`
+}
+
+func (s *Server) describeAddresses(c *call) (wireResponse, *APIError) {
+	if err := noneFilters(c, "allocation-id", "association-id", "domain", "instance-id", "network-border-group",
+		"network-interface-id", "network-interface-owner-id", "private-ip-address", "public-ip"); err != nil {
+		return nil, err
+	}
+	if ips := c.q.strs("PublicIp"); len(ips) > 0 {
+		return nil, badRequest("InvalidAddress.NotFound", "Address '%s' not found.", ips[0])
+	}
+	if ids := c.q.strs("AllocationId"); len(ids) > 0 {
+		return nil, badRequest("InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist", ids[0])
+	}
+	return &describeAddressesResponse{}, nil
+}
+
+// --- DescribeRouteTables ---
+
+type routeTable struct {
+	seq            uint64
+	id, assocID    string
+	vpcID, vpcCIDR string
+}
+
+// hexID derives a stable 17-hex-digit ID for a resource the emulator does not store.
+func hexID(prefix, from string) string {
+	h := fnv.New64a()
+	h.Write([]byte(prefix + "/" + from))
+	return fmt.Sprintf("%s-0%016x", prefix, h.Sum64())
+}
+
+// routeTables are the VPCs' main route tables. Callers hold s.mu.
+func (s *Server) routeTables() map[string]routeTable {
+	out := map[string]routeTable{}
+	for _, v := range s.vpcs {
+		rt := routeTable{seq: v.Seq, id: hexID("rtb", v.ID), assocID: hexID("rtbassoc", v.ID), vpcID: v.ID, vpcCIDR: v.CIDR}
+		out[rt.id] = rt
+	}
+	return out
+}
+
+var routeTableAttrs = attrTable[routeTable]{
+	"route-table-id":                         func(r routeTable) []string { return one(r.id) },
+	"vpc-id":                                 func(r routeTable) []string { return one(r.vpcID) },
+	"owner-id":                               func(r routeTable) []string { return nil }, // set per call
+	"association.main":                       func(r routeTable) []string { return one("true") },
+	"association.route-table-association-id": func(r routeTable) []string { return one(r.assocID) },
+	"association.route-table-id":             func(r routeTable) []string { return one(r.id) },
+	"association.subnet-id":                  func(r routeTable) []string { return nil },
+	"association.gateway-id":                 func(r routeTable) []string { return nil },
+	"association.association-state":          func(r routeTable) []string { return one("associated") },
+	"route.destination-cidr-block":           func(r routeTable) []string { return one(r.vpcCIDR) },
+	"route.gateway-id":                       func(r routeTable) []string { return one("local") },
+	"route.origin":                           func(r routeTable) []string { return one("CreateRouteTable") },
+	"route.state":                            func(r routeTable) []string { return one("active") },
+	"route.nat-gateway-id":                   func(r routeTable) []string { return nil },
+	"route.destination-ipv6-cidr-block":      func(r routeTable) []string { return nil },
+	"route.destination-prefix-list-id":       func(r routeTable) []string { return nil },
+	"route.transit-gateway-id":               func(r routeTable) []string { return nil },
+	"route.vpc-peering-connection-id":        func(r routeTable) []string { return nil },
+	"route.instance-id":                      func(r routeTable) []string { return nil },
+	"route.egress-only-internet-gateway-id":  func(r routeTable) []string { return nil },
+	"association.carrier-gateway-id":         func(r routeTable) []string { return nil },
+}
+
+type xmlRoute struct {
+	DestinationCidrBlock string `xml:"destinationCidrBlock"`
+	GatewayID            string `xml:"gatewayId"`
+	State                string `xml:"state"`
+	Origin               string `xml:"origin"`
+}
+
+type xmlRouteTableAssociation struct {
+	Main          bool   `xml:"main"`
+	AssociationID string `xml:"routeTableAssociationId"`
+	RouteTableID  string `xml:"routeTableId"`
+	State         struct {
+		State string `xml:"state"`
+	} `xml:"associationState"`
+}
+
+type xmlRouteTable struct {
+	RouteTableID string                     `xml:"routeTableId"`
+	VpcID        string                     `xml:"vpcId"`
+	OwnerID      string                     `xml:"ownerId"`
+	Routes       []xmlRoute                 `xml:"routeSet>item"`
+	Associations []xmlRouteTableAssociation `xml:"associationSet>item"`
+	Tags         []xmlTag                   `xml:"tagSet>item"`
+}
+
+type describeRouteTablesResponse struct {
+	WireHeader
+	RouteTables []xmlRouteTable `xml:"routeTableSet>item"`
+	NextToken   string          `xml:"nextToken,omitempty"`
+}
+
+func (s *Server) describeRouteTables(c *call) (wireResponse, *APIError) {
+	attrs := attrTable[routeTable]{}
+	for k, f := range routeTableAttrs {
+		attrs[k] = f
+	}
+	attrs["owner-id"] = func(routeTable) []string { return one(s.account) }
+	req, err := parseDescribe(c, describeSpec[routeTable]{attrs: attrs, tags: func(routeTable) []Tag { return nil },
+		min: 5, max: 100, idParam: "RouteTableId", seq: func(r routeTable) uint64 { return r.seq }})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	page, next, aerr := req.run(s.routeTables(), func(id string) *APIError {
+		return badRequest("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	resp := &describeRouteTablesResponse{NextToken: next}
+	for _, r := range page {
+		a := xmlRouteTableAssociation{Main: true, AssociationID: r.assocID, RouteTableID: r.id}
+		a.State.State = "associated"
+		resp.RouteTables = append(resp.RouteTables, xmlRouteTable{RouteTableID: r.id, VpcID: r.vpcID, OwnerID: s.account,
+			Routes:       []xmlRoute{{DestinationCidrBlock: r.vpcCIDR, GatewayID: "local", State: "active", Origin: "CreateRouteTable"}},
+			Associations: []xmlRouteTableAssociation{a}})
+	}
+	return resp, nil
+}

@@ -1,0 +1,177 @@
+package fakeec2
+
+import (
+	"encoding/base64"
+	"fmt"
+	"mime"
+	"mime/multipart"
+	"strings"
+	"time"
+)
+
+// GetConsoleOutput: the simulated serial console of an instance, the boot log a person
+// reads when a node never joins. The emulator does not run the user data, so the log is
+// the kernel and cloud-init lines plus what cloud-init would print of the user data
+// (nodeadm's NodeConfig, the shell scripts); the lab's kubelet appends what the bootstrap
+// really did with AppendConsoleOutput.
+
+type getConsoleOutputResponse struct {
+	WireHeader
+	InstanceID string `xml:"instanceId"`
+	Timestamp  string `xml:"timestamp"`
+	Output     string `xml:"output"`
+}
+
+// maxConsoleBytes is how much EC2 keeps of the console (the last 64 KiB).
+const maxConsoleBytes = 64 << 10
+
+func (s *Server) getConsoleOutput(c *call) (wireResponse, *APIError) {
+	id := c.q.str("InstanceId")
+	if id == "" {
+		return nil, errMissing("InstanceId")
+	}
+	if _, _, err := c.q.boolean("Latest"); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e := s.checkInstanceIDs([]string{id}); e != nil {
+		return nil, e
+	}
+	in := s.instances[id]
+	resp := &getConsoleOutputResponse{InstanceID: id, Timestamp: xmlTime(c.now)}
+	if in.State == statePending && in.StoppedAt.IsZero() && !c.now.After(in.LaunchTime) {
+		return resp, nil // nothing written yet
+	}
+	out := s.consoleLog(in)
+	if len(out) > maxConsoleBytes {
+		out = out[len(out)-maxConsoleBytes:]
+	}
+	resp.Output = base64.StdEncoding.EncodeToString([]byte(out))
+	return resp, nil
+}
+
+// consoleLog is the boot log as of the instance's launch. Callers hold s.mu.
+func (s *Server) consoleLog(in *instance) string {
+	var b strings.Builder
+	t := in.LaunchTime
+	line := func(sec float64, format string, args ...any) {
+		fmt.Fprintf(&b, "[%12.6f] %s\r\n", sec, fmt.Sprintf(format, args...))
+	}
+	kernel := "6.12.40-63.114.amzn2023.x86_64"
+	if in.Architecture == "arm64" {
+		kernel = "6.12.40-63.114.amzn2023.aarch64"
+	}
+	line(0, "Linux version %s (mockbuild@ip-10-0-33-12) (gcc (GCC) 11.5.0 20240719 (Red Hat 11.5.0-5)) #1 SMP", kernel)
+	line(0, "Command line: BOOT_IMAGE=(hd0,gpt1)/boot/vmlinuz-%s root=UUID=0f9d5fc6 ro console=tty0 console=ttyS0,115200n8 nvme_core.io_timeout=4294967295", kernel)
+	line(0.412, "nvme nvme0: %d/0/0 default/read/poll queues", 2)
+	line(1.876, "EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode")
+	line(3.214, "systemd[1]: Hostname set to <%s>.", strings.TrimSuffix(in.PrivateDNS, "."+s.region+".compute.internal"))
+	fmt.Fprintf(&b, "cloud-init[1612]: Cloud-init v. 22.2.2 running 'init' at %s. Up 5.12 seconds.\r\n", t.Add(5*time.Second).UTC().Format(time.RFC1123Z))
+	fmt.Fprintf(&b, "cloud-init[1612]: ci-info: | eth0 | True | %s | 255.255.224.0 | global | %s |\r\n", in.PrivateIP, s.macOf(in))
+	for _, part := range userDataParts(decodeUserData(in.UserData)) {
+		switch {
+		case strings.Contains(part.contentType, "node.eks.aws"):
+			fmt.Fprintf(&b, "nodeadm[1790]: {\"level\":\"info\",\"msg\":\"Loading configuration\",\"configSource\":\"imds://user-data\"}\r\n")
+			for _, l := range strings.Split(strings.TrimSpace(part.body), "\n") {
+				if strings.Contains(l, "name:") || strings.Contains(l, "apiServerEndpoint:") || strings.Contains(l, "cidr:") {
+					fmt.Fprintf(&b, "nodeadm[1790]: {\"level\":\"info\",\"msg\":\"Config\",\"line\":%q}\r\n", strings.TrimSpace(l))
+				}
+			}
+			fmt.Fprintf(&b, "nodeadm[1790]: {\"level\":\"info\",\"msg\":\"Configuring kubelet\"}\r\n")
+		case strings.HasPrefix(part.body, "#!"):
+			fmt.Fprintf(&b, "cloud-init[1921]: + running user-data script (%d lines)\r\n", strings.Count(part.body, "\n")+1)
+			for _, l := range strings.Split(strings.TrimSpace(part.body), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), "echo ") {
+					fmt.Fprintf(&b, "cloud-init[1921]: %s\r\n", strings.Trim(strings.TrimPrefix(strings.TrimSpace(l), "echo "), `"'`))
+				}
+			}
+		}
+	}
+	if in.State == stateRunning || in.State == stateStopping || in.State == stateStopped {
+		fmt.Fprintf(&b, "cloud-init[1921]: Cloud-init v. 22.2.2 finished at %s. Datasource DataSourceEc2Local.  Up 31.47 seconds\r\n",
+			in.RunningAt.Add(25*time.Second).UTC().Format(time.RFC1123Z))
+	}
+	b.WriteString(in.ConsoleExtra)
+	if in.State == stateStopping || in.State == stateStopped {
+		fmt.Fprintf(&b, "[  OK  ] Reached target System Power Off.\r\n")
+	}
+	return b.String()
+}
+
+func (s *Server) macOf(in *instance) string {
+	if n := s.enis[in.ENIID]; n != nil {
+		return n.MAC
+	}
+	return ""
+}
+
+type userDataPart struct{ contentType, body string }
+
+// userDataParts splits MIME multi-part user data (Karpenter's: the NodeConfig and any
+// scripts); anything else is one part.
+func userDataParts(ud string) []userDataPart {
+	if !strings.HasPrefix(strings.TrimSpace(ud), "MIME-Version") && !strings.Contains(ud, "Content-Type: multipart") {
+		return []userDataPart{{contentType: "text/x-shellscript", body: ud}}
+	}
+	head, body, ok := strings.Cut(strings.ReplaceAll(ud, "\r\n", "\n"), "\n\n")
+	if !ok {
+		return nil
+	}
+	var boundary string
+	for _, l := range strings.Split(head, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(k, "Content-Type") {
+			if _, params, err := mime.ParseMediaType(strings.TrimSpace(v)); err == nil {
+				boundary = params["boundary"]
+			}
+		}
+	}
+	if boundary == "" {
+		return nil
+	}
+	var out []userDataPart
+	r := multipart.NewReader(strings.NewReader(body), boundary)
+	for {
+		p, err := r.NextPart()
+		if err != nil {
+			break
+		}
+		var sb strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := p.Read(buf)
+			sb.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		out = append(out, userDataPart{contentType: p.Header.Get("Content-Type"), body: sb.String()})
+	}
+	return out
+}
+
+// AppendConsoleOutput adds text to an instance's console log (the lab's kubelet writes
+// what its bootstrap did: a failing user-data script's output, nodeadm's errors). The
+// console keeps the last 64 KiB.
+func (s *Server) AppendConsoleOutput(instanceID, text string) error {
+	s.mu.Lock()
+	in := s.instances[instanceID]
+	if in == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("appending console output: instance %s does not exist", instanceID)
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	in.ConsoleExtra += strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
+	if len(in.ConsoleExtra) > maxConsoleBytes {
+		in.ConsoleExtra = in.ConsoleExtra[len(in.ConsoleExtra)-maxConsoleBytes:]
+	}
+	s.save(bucketInstances, in.ID, in)
+	wait := s.flushLocked()
+	s.mu.Unlock()
+	if err := <-wait; err != nil {
+		return fmt.Errorf("appending console output to %s: %w", instanceID, err)
+	}
+	return nil
+}

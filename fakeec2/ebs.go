@@ -1,0 +1,598 @@
+package fakeec2
+
+import (
+	"container/heap"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// EBS volume lifecycle: CreateVolume, AttachVolume, DetachVolume, DeleteVolume,
+// ModifyVolume, DescribeVolumesModifications. Transitions (creating, attaching,
+// detaching, deleting) last the server's volumeDelay and end on the deadline heap.
+
+// Volume states and attachment states as EC2 spells them.
+const (
+	volCreating  = "creating"
+	volAvailable = "available"
+	volInUse     = "in-use"
+	volDeleting  = "deleting"
+	attAttaching = "attaching"
+	attAttached  = "attached"
+	attDetaching = "detaching"
+)
+
+// volSizes are CreateVolume's documented size ranges in GiB, per type.
+var volSizes = map[string][2]int32{
+	"gp2": {1, 16384}, "gp3": {1, 65536}, "io1": {4, 16384}, "io2": {4, 65536},
+	"st1": {125, 16384}, "sc1": {125, 16384}, "standard": {1, 1024},
+}
+
+func checkVolumeSize(typ string, size int32) *APIError {
+	r := volSizes[typ]
+	if size < r[0] {
+		return errInvalidValue("Volume of %dGiB is too small; minimum is %dGiB.", size, r[0])
+	}
+	if size > r[1] {
+		return errInvalidValue("Volume of %dGiB is too large for volume type %s; maximum is %dGiB.", size, typ, r[1])
+	}
+	return nil
+}
+
+// attachState is the attachment's status ("" for an unattached volume).
+func (v *volume) attachState() string {
+	if v.InstanceID == "" {
+		return ""
+	}
+	if v.AttachState == "" {
+		return attAttached // attached at launch
+	}
+	return v.AttachState
+}
+
+func errVolumeNotFound(id string) *APIError {
+	if !validID(id, "vol") {
+		return badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
+	}
+	return badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+}
+
+// findVolume returns a volume that is not being deleted. Callers hold s.mu.
+func (s *Server) findVolume(id string) (*volume, *APIError) {
+	if id == "" {
+		return nil, errMissing("VolumeId")
+	}
+	v := s.volumes[id]
+	if v == nil {
+		return nil, errVolumeNotFound(id)
+	}
+	return v, nil
+}
+
+func (s *Server) wireVolume(v *volume) xmlVolume {
+	x := xmlVolume{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
+		AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: xmlTime(v.CreateTime), Tags: xmlTags(v.Tags),
+		VolumeType: v.Type, Iops: v.Iops, Throughput: v.Throughput, Encrypted: v.Encrypted, KMSKeyID: v.KMSKeyID,
+		VolumeArn: fmt.Sprintf("arn:aws:ec2:%s:%s:volume/%s", s.region, s.account, v.ID)}
+	if v.KMSKeyID != "" && v.KMSKeyID[0] == 'a' { // alias/aws/ebs: EC2 reports the key ARN
+		x.KMSKeyID = fmt.Sprintf("arn:aws:kms:%s:%s:alias/aws/ebs", s.region, s.account)
+	}
+	if v.InstanceID != "" {
+		x.Attachments = []xmlVolumeAttachment{{VolumeID: v.ID, InstanceID: v.InstanceID, Device: v.Device,
+			Status: v.attachState(), AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
+	}
+	return x
+}
+
+// --- CreateVolume ---
+
+type createVolumeResponse struct {
+	WireHeader
+	xmlVolume
+}
+
+var volumeTagTypes = map[string]bool{"volume": true}
+
+func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
+	zone := c.q.str("AvailabilityZone")
+	if zone == "" && c.q.str("AvailabilityZoneId") == "" {
+		return nil, errMissing("AvailabilityZone")
+	}
+	typ := c.q.str("VolumeType")
+	if typ == "" {
+		typ = "gp2" // CreateVolume's documented default
+	}
+	if !validVolumeTypes[typ] {
+		return nil, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", typ)
+	}
+	size, hasSize, err := c.q.integer("Size")
+	if err != nil {
+		return nil, err
+	}
+	iops, _, err := c.q.integer("Iops")
+	if err != nil {
+		return nil, err
+	}
+	thr, _, err := c.q.integer("Throughput")
+	if err != nil {
+		return nil, err
+	}
+	enc, _, err := c.q.boolean("Encrypted")
+	if err != nil {
+		return nil, err
+	}
+	specs, err := c.q.tagSpecs("TagSpecification")
+	if err != nil {
+		return nil, err
+	}
+	tags, err := tagsByType(specs, volumeTagTypes)
+	if err != nil {
+		return nil, err
+	}
+	snapID, kms := c.q.str("SnapshotId"), c.q.str("KmsKeyId")
+	if snapID == "" && !hasSize {
+		return nil, errMissing("size")
+	}
+	if (typ == "io1" || typ == "io2") && iops == 0 {
+		return nil, errMissing("iops")
+	}
+	if iops != 0 && typ != "gp3" && typ != "io1" && typ != "io2" {
+		return nil, errInvalidValue("The parameter iops is not supported for %s volumes.", typ)
+	}
+	if thr != 0 && typ != "gp3" {
+		return nil, errInvalidValue("The parameter throughput is not supported for %s volumes.", typ)
+	}
+	var out *volume
+	aerr := s.mutate(c, func() *APIError {
+		if zid := c.q.str("AvailabilityZoneId"); zone == "" {
+			for _, z := range s.zones {
+				if z.ID == zid {
+					zone = z.Name
+				}
+			}
+		}
+		zoneID, ok := s.zoneID(zone)
+		if !ok {
+			return errInvalidValue("Invalid availability zone: [%s]", zone)
+		}
+		if snapID != "" {
+			sz, encSnap, e := s.snapshotSize(snapID)
+			if e != nil {
+				return e
+			}
+			if !hasSize {
+				size = int64(sz)
+			} else if size < int64(sz) {
+				return errInvalidValue("Volume of size %dGB is smaller than snapshot '%s', expect size >= %dGB", size, snapID, sz)
+			}
+			enc = enc || encSnap
+		}
+		if e := checkVolumeSize(typ, int32(size)); e != nil {
+			return e
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		v := &volume{Seq: s.nextSeq(), ID: s.newID("vol"), Zone: zone, ZoneID: zoneID, Type: typ, SizeGiB: int32(size),
+			Iops: int32(iops), Throughput: int32(thr), Encrypted: enc || kms != "", KMSKeyID: kms, SnapshotID: snapID,
+			State: volCreating, CreateTime: c.now, Until: c.now.Add(s.volumeDelay), Tags: setTags(nil, tags["volume"]),
+			Caller: c.caller}
+		switch typ {
+		case "gp3":
+			v.Iops, v.Throughput = max(v.Iops, 3000), max(v.Throughput, 125)
+		case "gp2":
+			v.Iops = max(100, min(16000, 3*v.SizeGiB))
+		}
+		if v.Encrypted && v.KMSKeyID == "" {
+			v.KMSKeyID = "alias/aws/ebs"
+		}
+		s.volumes[v.ID] = v
+		s.save(bucketVolumes, v.ID, v)
+		s.scheduleVolume(v)
+		encrypted := v.Encrypted
+		s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
+			Encrypted: &encrypted, Zone: v.Zone, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: c.now,
+			Tags: tagsMap(v.Tags), Caller: c.caller})
+		c.event.Created = append(c.event.Created, v.ID)
+		s.advanceLocked(c.now) // a zero delay: available at once
+		out = v
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	x := s.wireVolume(out)
+	x.Status = volCreating
+	if s.volumeDelay == 0 {
+		x.Status = volAvailable
+	}
+	return &createVolumeResponse{xmlVolume: x}, nil
+}
+
+// --- AttachVolume / DetachVolume ---
+
+type volumeAttachmentResponse struct {
+	WireHeader
+	xmlVolumeAttachment
+}
+
+func (s *Server) attachVolume(c *call) (wireResponse, *APIError) {
+	vid, iid, dev := c.q.str("VolumeId"), c.q.str("InstanceId"), c.q.str("Device")
+	switch {
+	case vid == "":
+		return nil, errMissing("VolumeId")
+	case iid == "":
+		return nil, errMissing("InstanceId")
+	case dev == "":
+		return nil, errMissing("Device")
+	}
+	resp := &volumeAttachmentResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		v, e := s.findVolume(vid)
+		if e != nil {
+			return e
+		}
+		if e := s.checkInstanceIDs([]string{iid}); e != nil {
+			return e
+		}
+		in := s.instances[iid]
+		if v.InstanceID != "" {
+			return badRequest("VolumeInUse", "%s is already attached to an instance", vid)
+		}
+		if v.State != volAvailable {
+			return badRequest(CodeIncorrectState, "%s is not 'available'.", vid)
+		}
+		if in.State != stateRunning && in.State != stateStopped {
+			return badRequest("IncorrectInstanceState", "Instance '%s' is not 'running'.", iid)
+		}
+		if in.Zone != v.Zone {
+			return badRequest("InvalidVolume.ZoneMismatch", "The volume '%s' is not in the same availability zone as instance '%s'", vid, iid)
+		}
+		if !strings.HasPrefix(dev, "/dev/") && !strings.HasPrefix(dev, "xvd") {
+			return errInvalidValue("Value (%s) for parameter device is invalid. %s is not a valid EBS device name.", dev, dev)
+		}
+		for _, av := range in.Volumes {
+			if av.DeviceName == dev {
+				return errInvalidValue("Invalid value '%s' for unixDevice. Attachment point %s is already in use", dev, dev)
+			}
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		v.State, v.InstanceID, v.Device, v.AttachTime, v.DeleteOnTermination = volInUse, iid, dev, c.now, false
+		v.AttachState, v.Until = attAttaching, c.now.Add(s.volumeDelay)
+		in.Volumes = append(in.Volumes, attachedVolume{DeviceName: dev, VolumeID: vid, AttachTime: c.now})
+		s.save(bucketVolumes, v.ID, v)
+		s.save(bucketInstances, in.ID, in)
+		s.scheduleVolume(v)
+		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: iid, Device: dev, Status: attAttaching,
+			AttachTime: xmlTime(c.now)}
+		s.advanceLocked(c.now)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+func (s *Server) detachVolume(c *call) (wireResponse, *APIError) {
+	vid := c.q.str("VolumeId")
+	if vid == "" {
+		return nil, errMissing("VolumeId")
+	}
+	if _, _, err := c.q.boolean("Force"); err != nil {
+		return nil, err
+	}
+	resp := &volumeAttachmentResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		v, e := s.findVolume(vid)
+		if e != nil {
+			return e
+		}
+		if v.InstanceID == "" {
+			return badRequest(CodeIncorrectState, "Volume '%s' is in the '%s' state.", vid, v.State)
+		}
+		if iid := c.q.str("InstanceId"); iid != "" && iid != v.InstanceID {
+			return badRequest("InvalidAttachment.NotFound", "Attachment point for volume '%s' and instance '%s' does not exist.", vid, iid)
+		}
+		if dev := c.q.str("Device"); dev != "" && dev != v.Device {
+			return badRequest("InvalidAttachment.NotFound", "Attachment point %s for volume '%s' does not exist.", dev, vid)
+		}
+		in := s.instances[v.InstanceID]
+		if in != nil && v.Device == in.RootDeviceName && in.State != stateStopped {
+			return badRequest(CodeIncorrectState, "Unable to detach root volume '%s' from instance '%s'", vid, in.ID)
+		}
+		if v.attachState() == attDetaching {
+			return badRequest(CodeIncorrectState, "Volume '%s' is in the 'detaching' state.", vid)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		v.AttachState, v.Until = attDetaching, c.now.Add(s.volumeDelay)
+		s.save(bucketVolumes, v.ID, v)
+		s.scheduleVolume(v)
+		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: v.InstanceID, Device: v.Device,
+			Status: attDetaching, AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}
+		s.advanceLocked(c.now)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+// finishDetach frees the volume from its instance. Callers hold s.mu.
+func (s *Server) finishDetach(v *volume) {
+	if in := s.instances[v.InstanceID]; in != nil {
+		out := in.Volumes[:0:0]
+		for _, av := range in.Volumes {
+			if av.VolumeID != v.ID {
+				out = append(out, av)
+			}
+		}
+		in.Volumes = out
+		s.save(bucketInstances, in.ID, in)
+	}
+	v.State, v.InstanceID, v.Device, v.AttachTime, v.AttachState = volAvailable, "", "", time.Time{}, ""
+	v.DeleteOnTermination = false
+}
+
+// --- DeleteVolume ---
+
+func (s *Server) deleteVolume(c *call) (wireResponse, *APIError) {
+	vid := c.q.str("VolumeId")
+	aerr := s.mutate(c, func() *APIError {
+		v, e := s.findVolume(vid)
+		if e != nil {
+			return e
+		}
+		if v.InstanceID != "" {
+			return badRequest("VolumeInUse", "Volume %s is currently attached to %s", vid, v.InstanceID)
+		}
+		if v.State != volAvailable {
+			return badRequest(CodeIncorrectState, "The volume '%s' is '%s'.", vid, v.State)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		v.State, v.Until = volDeleting, c.now.Add(s.volumeDelay)
+		s.stopLedger(v.ID, c.now)
+		s.save(bucketVolumes, v.ID, v)
+		s.scheduleVolume(v)
+		s.advanceLocked(c.now)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}
+
+// --- ModifyVolume / DescribeVolumesModifications ---
+
+type xmlVolumeModification struct {
+	VolumeID          string `xml:"volumeId"`
+	ModificationState string `xml:"modificationState"`
+	TargetSize        int32  `xml:"targetSize"`
+	TargetIops        int32  `xml:"targetIops,omitempty"`
+	TargetVolumeType  string `xml:"targetVolumeType"`
+	TargetThroughput  int32  `xml:"targetThroughput,omitempty"`
+	TargetMultiAttach bool   `xml:"targetMultiAttachEnabled"`
+	OriginalSize      int32  `xml:"originalSize"`
+	OriginalIops      int32  `xml:"originalIops,omitempty"`
+	OriginalType      string `xml:"originalVolumeType"`
+	OriginalThr       int32  `xml:"originalThroughput,omitempty"`
+	OriginalMulti     bool   `xml:"originalMultiAttachEnabled"`
+	Progress          int64  `xml:"progress"`
+	StartTime         string `xml:"startTime"`
+	EndTime           string `xml:"endTime,omitempty"`
+}
+
+type modifyVolumeResponse struct {
+	WireHeader
+	Modification xmlVolumeModification `xml:"volumeModification"`
+}
+
+type describeVolumesModificationsResponse struct {
+	WireHeader
+	Modifications []xmlVolumeModification `xml:"volumeModificationSet>item"`
+	NextToken     string                  `xml:"nextToken,omitempty"`
+}
+
+// wireMod renders a modification as of now: modifying, then optimizing for the volume
+// delay, then completed.
+func wireMod(vid string, m *volumeModRec, now time.Time) xmlVolumeModification {
+	x := xmlVolumeModification{VolumeID: vid, TargetSize: m.TargetSize, TargetIops: m.TargetIops, TargetVolumeType: m.TargetType,
+		TargetThroughput: m.TargetThroughput, OriginalSize: m.OrigSize, OriginalIops: m.OrigIops, OriginalType: m.OrigType,
+		OriginalThr: m.OrigThroughput, StartTime: xmlTime(m.Start), ModificationState: "optimizing", Progress: 50}
+	if !now.Before(m.End) {
+		x.ModificationState, x.Progress, x.EndTime = "completed", 100, xmlTime(m.End)
+	} else if now.Equal(m.Start) {
+		x.ModificationState, x.Progress = "modifying", 0
+	}
+	return x
+}
+
+func (s *Server) modifyVolume(c *call) (wireResponse, *APIError) {
+	vid := c.q.str("VolumeId")
+	size, hasSize, err := c.q.integer("Size")
+	if err != nil {
+		return nil, err
+	}
+	iops, hasIops, err := c.q.integer("Iops")
+	if err != nil {
+		return nil, err
+	}
+	thr, hasThr, err := c.q.integer("Throughput")
+	if err != nil {
+		return nil, err
+	}
+	typ := c.q.str("VolumeType")
+	if typ != "" && !validVolumeTypes[typ] {
+		return nil, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", typ)
+	}
+	resp := &modifyVolumeResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		v, e := s.findVolume(vid)
+		if e != nil {
+			return e
+		}
+		if v.State != volAvailable && v.State != volInUse {
+			return badRequest(CodeIncorrectState, "The volume '%s' is '%s'.", vid, v.State)
+		}
+		if v.Mod != nil && c.now.Before(v.Mod.End) {
+			return badRequest(CodeIncorrectModificationState, "Volume %s is already being modified.", vid)
+		}
+		m := &volumeModRec{OrigSize: v.SizeGiB, TargetSize: v.SizeGiB, OrigType: v.Type, TargetType: v.Type,
+			OrigIops: v.Iops, TargetIops: v.Iops, OrigThroughput: v.Throughput, TargetThroughput: v.Throughput,
+			Start: c.now, End: c.now.Add(2 * s.volumeDelay)}
+		if typ != "" {
+			m.TargetType = typ
+		}
+		if hasSize {
+			if int32(size) < v.SizeGiB {
+				return errInvalidValue("New size cannot be smaller than existing size")
+			}
+			m.TargetSize = int32(size)
+		}
+		if e := checkVolumeSize(m.TargetType, m.TargetSize); e != nil {
+			return e
+		}
+		if hasIops {
+			m.TargetIops = int32(iops)
+		}
+		if hasThr {
+			m.TargetThroughput = int32(thr)
+		}
+		if m.TargetSize == v.SizeGiB && m.TargetType == v.Type && m.TargetIops == v.Iops && m.TargetThroughput == v.Throughput {
+			return errInvalidValue("Modification of volume %s is not needed: the requested configuration is the current one.", vid)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		v.SizeGiB, v.Type, v.Iops, v.Throughput, v.Mod = m.TargetSize, m.TargetType, m.TargetIops, m.TargetThroughput, m
+		if e := s.ledger[v.ID]; e != nil {
+			e.SizeGiB, e.Type = v.SizeGiB, v.Type
+			s.resumeLedger(v.ID, c.now, volumeHourly(v.Type, v.SizeGiB))
+		}
+		s.save(bucketVolumes, v.ID, v)
+		resp.Modification = wireMod(v.ID, m, c.now)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+var volumeModAttrs = attrTable[*volume]{
+	"volume-id":          func(v *volume) []string { return one(v.ID) },
+	"modification-state": nil, // set per call (depends on now)
+	"target-size":        func(v *volume) []string { return i32s(v.Mod.TargetSize) },
+	"target-volume-type": func(v *volume) []string { return one(v.Mod.TargetType) },
+	"original-size":      func(v *volume) []string { return i32s(v.Mod.OrigSize) },
+	"original-volume-type": func(v *volume) []string {
+		return one(v.Mod.OrigType)
+	},
+	"start-time": func(v *volume) []string { return one(xmlTime(v.Mod.Start)) },
+}
+
+func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError) {
+	now := c.now
+	attrs := attrTable[*volume]{}
+	for k, f := range volumeModAttrs {
+		attrs[k] = f
+	}
+	attrs["modification-state"] = func(v *volume) []string { return one(wireMod(v.ID, v.Mod, now).ModificationState) }
+	req, err := parseDescribe(c, describeSpec[*volume]{attrs: attrs, tags: func(v *volume) []Tag { return v.Tags },
+		min: 5, max: 500, idParam: "VolumeId", seq: func(v *volume) uint64 { return v.Seq }})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, id := range req.ids {
+		if v := s.volumes[id]; v == nil {
+			return nil, errVolumeNotFound(id)
+		} else if v.Mod == nil {
+			return nil, badRequest("InvalidVolumeModification.NotFound", "Modification for volume '%s' does not exist.", id)
+		}
+	}
+	withMod := map[string]*volume{}
+	for id, v := range s.volumes {
+		if v.Mod != nil {
+			withMod[id] = v
+		}
+	}
+	page, next, aerr := req.run(withMod, errVolumeNotFound)
+	if aerr != nil {
+		return nil, aerr
+	}
+	resp := &describeVolumesModificationsResponse{NextToken: next}
+	for _, v := range page {
+		resp.Modifications = append(resp.Modifications, wireMod(v.ID, v.Mod, now))
+	}
+	return resp, nil
+}
+
+// --- deadlines ---
+
+func (s *Server) scheduleVolume(v *volume) {
+	if !v.Until.IsZero() {
+		heap.Push(&s.deadlines, deadline{at: v.Until, id: v.ID})
+	}
+}
+
+// scheduleEBSDeadlines re-arms the volume and snapshot transitions of a loaded state.
+func (s *Server) scheduleEBSDeadlines() {
+	for _, v := range s.volumes {
+		s.scheduleVolume(v)
+	}
+	for _, sn := range s.snapshots {
+		if sn.State == snapPending {
+			heap.Push(&s.deadlines, deadline{at: sn.CompletedAt, id: sn.ID})
+		}
+	}
+}
+
+// advanceEBS ends the volume or snapshot transition d stands for; false when d is not
+// an EBS deadline. Callers hold s.mu.
+func (s *Server) advanceEBS(d deadline, now time.Time) bool {
+	switch {
+	case strings.HasPrefix(d.id, "vol-"):
+		v := s.volumes[d.id]
+		if v == nil || v.Until.IsZero() || v.Until.After(now) {
+			return true // gone or stale
+		}
+		v.Until = time.Time{}
+		switch {
+		case v.State == volCreating:
+			v.State = volAvailable
+		case v.State == volDeleting:
+			delete(s.volumes, v.ID)
+			s.remove(bucketVolumes, v.ID)
+			return true
+		case v.AttachState == attAttaching && v.InstanceID != "":
+			v.AttachState = attAttached
+		case v.AttachState == attDetaching && v.InstanceID != "":
+			s.finishDetach(v)
+		}
+		s.save(bucketVolumes, v.ID, v)
+		return true
+	case strings.HasPrefix(d.id, "snap-"):
+		sn := s.snapshots[d.id]
+		if sn != nil && sn.State == snapPending && !sn.CompletedAt.After(now) {
+			sn.State = snapCompleted
+			s.save(bucketSnapshots, sn.ID, sn)
+		}
+		return true
+	}
+	return false
+}
+
+// CodeIncorrectModificationState answers a ModifyVolume while one is in progress.
+const CodeIncorrectModificationState = "IncorrectModificationState"

@@ -1,0 +1,360 @@
+package fakeec2
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// ENI lifecycle: CreateNetworkInterface, AttachNetworkInterface, DetachNetworkInterface,
+// DeleteNetworkInterface. An interface holds its subnet address from creation to
+// deletion, attached or not; the leak-enis fault makes a terminated instance leave its
+// secondary interfaces behind, as VPC CNI leaks do.
+
+type createENIResponse struct {
+	WireHeader
+	Interface xmlENI `xml:"networkInterface"`
+}
+
+var eniTagTypes = map[string]bool{"network-interface": true}
+
+func errENINotFound(id string) *APIError {
+	if !validID(id, "eni") {
+		return badRequest("InvalidNetworkInterfaceID.Malformed", "Invalid id: \"%s\" (expecting \"eni-...\")", id)
+	}
+	return badRequest(CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
+}
+
+func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
+	snID := c.q.str("SubnetId")
+	if snID == "" {
+		return nil, errMissing("SubnetId")
+	}
+	specs, err := c.q.tagSpecs("TagSpecification")
+	if err != nil {
+		return nil, err
+	}
+	tags, err := tagsByType(specs, eniTagTypes)
+	if err != nil {
+		return nil, err
+	}
+	typ := c.q.str("InterfaceType")
+	if typ == "" {
+		typ = "interface"
+	}
+	if typ != "interface" && typ != "efa" && typ != "efa-only" && typ != "trunk" {
+		return nil, errInvalidValue("Value (%s) for parameter InterfaceType is invalid. Valid values: efa, efa-only, trunk", typ)
+	}
+	want, groups := c.q.str("PrivateIpAddress"), c.q.strs("SecurityGroupId")
+	resp := &createENIResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		sn := s.subnets[snID]
+		if sn == nil {
+			return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", snID)
+		}
+		for _, g := range groups {
+			sg := s.groups[g]
+			if sg == nil {
+				return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
+			}
+			if sg.VpcID != sn.VpcID {
+				return badRequest(CodeInvalidParameter, "Security group %s and subnet %s belong to different networks.", g, sn.ID)
+			}
+		}
+		if len(groups) == 0 {
+			if def := s.defaultGroup(sn.VpcID); def != nil {
+				groups = []string{def.ID}
+			}
+		}
+		if want != "" {
+			off, ok := s.ipOffset(sn.ID, want)
+			_, size := subnetRange(sn.CIDR)
+			if _, perr := netip.ParseAddr(want); perr != nil || !ok || off < 4 || off > size-2 {
+				return errInvalidValue("Address %s does not fall within the subnet's address range", want)
+			}
+			if s.ipUsed[sn.ID][off] {
+				return badRequest("InvalidIPAddress.InUse", "Address %s is in use.", want)
+			}
+		} else if s.freeIPCount(sn) < 1 {
+			return badRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		ip := want
+		if ip == "" {
+			ip, _ = s.allocIP(sn)
+		} else {
+			s.markIP(sn.ID, ip)
+		}
+		n := &networkInterface{Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: sn.ID, VpcID: sn.VpcID, Zone: sn.Zone,
+			ZoneID: sn.ZoneID, PrivateIP: ip, PrivateDNS: s.privateDNS(ip), Description: c.q.str("Description"),
+			Groups: groups, Status: "available", InterfaceType: typ, Tags: setTags(nil, tags["network-interface"])}
+		n.MAC = macFor(n.ID)
+		s.enis[n.ID] = n
+		s.save(bucketENIs, n.ID, n)
+		c.event.Created = append(c.event.Created, n.ID)
+		resp.Interface = s.wireENI(n)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+type attachENIResponse struct {
+	WireHeader
+	AttachmentID     string `xml:"attachmentId"`
+	NetworkCardIndex int    `xml:"networkCardIndex"`
+}
+
+func (s *Server) attachNetworkInterface(c *call) (wireResponse, *APIError) {
+	id, iid := c.q.str("NetworkInterfaceId"), c.q.str("InstanceId")
+	switch {
+	case id == "":
+		return nil, errMissing("NetworkInterfaceId")
+	case iid == "":
+		return nil, errMissing("InstanceId")
+	case !c.q.has("DeviceIndex"):
+		return nil, errMissing("DeviceIndex")
+	}
+	idx, _, err := c.q.integer("DeviceIndex")
+	if err != nil {
+		return nil, err
+	}
+	if idx < 0 {
+		return nil, errInvalidValue("Value (%d) for parameter deviceIndex is invalid.", idx)
+	}
+	resp := &attachENIResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		n := s.enis[id]
+		if n == nil {
+			return errENINotFound(id)
+		}
+		if e := s.checkInstanceIDs([]string{iid}); e != nil {
+			return e
+		}
+		in := s.instances[iid]
+		if n.InstanceID != "" {
+			return badRequest("InvalidNetworkInterface.InUse", "Interface: [%s] in use.", id)
+		}
+		if in.State != stateRunning && in.State != stateStopped {
+			return badRequest(CodeIncorrectInstanceState, "The instance '%s' is not in the 'running' or 'stopped' states.", iid)
+		}
+		if n.Zone != in.Zone {
+			return badRequest(CodeInvalidParameterCombination, "You may not attach a network interface to an instance if they are not in the same availability zone")
+		}
+		if n.VpcID != in.VpcID {
+			return badRequest(CodeInvalidParameterCombination, "You may not attach a network interface to an instance if they are not in the same VPC")
+		}
+		for _, other := range append([]string{in.ENIID}, in.SecondaryENIs...) {
+			if o := s.enis[other]; o != nil && int64(o.DeviceIndex) == idx {
+				return errInvalidValue("Instance '%s' already has an interface attached at device index '%d'.", iid, idx)
+			}
+		}
+		if max := s.maxENIs(in.InstanceType); 1+len(in.SecondaryENIs) >= max {
+			return badRequest("AttachmentLimitExceeded", "Interface count %d exceeds the limit for %s", 2+len(in.SecondaryENIs), in.InstanceType)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		n.Status, n.InstanceID, n.DeviceIndex, n.AttachTime, n.DeleteOnTermination = "in-use", iid, int(idx), c.now, false
+		n.AttachmentID = "eni-attach-" + strings.TrimPrefix(s.newID("eni"), "eni-")
+		in.SecondaryENIs = append(in.SecondaryENIs, n.ID)
+		s.save(bucketENIs, n.ID, n)
+		s.save(bucketInstances, in.ID, in)
+		resp.AttachmentID = n.AttachmentID
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+// maxENIs is the instance type's interface limit (the catalog's, 3 when unknown).
+func (s *Server) maxENIs(typ string) int {
+	if it := s.types[typ]; it != nil && it.MaxENIs > 0 {
+		return int(it.MaxENIs)
+	}
+	return 3
+}
+
+func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
+	att := c.q.str("AttachmentId")
+	if att == "" {
+		return nil, errMissing("AttachmentId")
+	}
+	if _, _, err := c.q.boolean("Force"); err != nil {
+		return nil, err
+	}
+	aerr := s.mutate(c, func() *APIError {
+		var n *networkInterface
+		for _, x := range s.enis {
+			if x.AttachmentID == att && x.InstanceID != "" {
+				n = x
+			}
+		}
+		if n == nil {
+			return badRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", att)
+		}
+		if n.DeviceIndex == 0 {
+			return badRequest("OperationNotPermitted", "The network interface at device index 0 cannot be detached.")
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		s.detachENI(n)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}
+
+// detachENI makes a secondary interface available again; it keeps its address.
+// Callers hold s.mu.
+func (s *Server) detachENI(n *networkInterface) {
+	if in := s.instances[n.InstanceID]; in != nil {
+		out := in.SecondaryENIs[:0:0]
+		for _, id := range in.SecondaryENIs {
+			if id != n.ID {
+				out = append(out, id)
+			}
+		}
+		in.SecondaryENIs = out
+		s.save(bucketInstances, in.ID, in)
+	}
+	n.Status, n.InstanceID, n.AttachmentID, n.DeviceIndex, n.DeleteOnTermination = "available", "", "", 0, false
+	s.save(bucketENIs, n.ID, n)
+}
+
+func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *APIError) {
+	id := c.q.str("NetworkInterfaceId")
+	if id == "" {
+		return nil, errMissing("NetworkInterfaceId")
+	}
+	aerr := s.mutate(c, func() *APIError {
+		n := s.enis[id]
+		if n == nil {
+			return errENINotFound(id)
+		}
+		if n.InstanceID != "" {
+			return badRequest("InvalidNetworkInterface.InUse", "The network interface '%s' is currently in use.", id)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		delete(s.enis, id)
+		s.remove(bucketENIs, id)
+		s.freeIP(n.SubnetID, n.PrivateIP)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}
+
+// releaseSecondaryENIs ends a terminated instance's secondary interfaces: deleted when
+// marked DeleteOnTermination, detached otherwise, and always detached under a leak-enis
+// fault. Callers hold s.mu.
+func (s *Server) releaseSecondaryENIs(in *instance) {
+	leak := s.eniLeakFault(in.ID)
+	if leak != nil && len(in.SecondaryENIs) > 0 {
+		s.consumeFault(leak)
+		s.saveMeta()
+	}
+	for _, id := range append([]string(nil), in.SecondaryENIs...) {
+		n := s.enis[id]
+		if n == nil {
+			continue
+		}
+		if n.DeleteOnTermination && leak == nil {
+			delete(s.enis, id)
+			s.remove(bucketENIs, id)
+			s.freeIP(n.SubnetID, n.PrivateIP)
+			continue
+		}
+		s.detachENI(n)
+	}
+	in.SecondaryENIs = nil
+}
+
+// wireENI renders an interface as DescribeNetworkInterfaces does. Callers hold s.mu.
+func (s *Server) wireENI(n *networkInterface) xmlENI {
+	x := xmlENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, AvailabilityZone: n.Zone,
+		AvailabilityZoneID: n.ZoneID, Description: n.Description, OwnerID: s.account, Status: n.Status,
+		MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, SourceDestCheck: true,
+		Tags: xmlTags(n.Tags), InterfaceType: n.InterfaceType,
+		PrivateIPs: []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}}}
+	for _, g := range n.Groups {
+		x.Groups = append(x.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+	}
+	if n.InstanceID != "" {
+		x.Attachment = &xmlENIAttachment{AttachmentID: n.AttachmentID, InstanceID: n.InstanceID, InstanceOwnerID: s.account,
+			DeviceIndex: n.DeviceIndex, Status: "attached", AttachTime: xmlTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination}
+	}
+	return x
+}
+
+// wireInstanceENI renders an attached interface inside DescribeInstances.
+func (s *Server) wireInstanceENI(n *networkInterface) xmlInstanceENI {
+	xe := xmlInstanceENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, Description: n.Description,
+		OwnerID: s.account, Status: n.Status, MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS,
+		SourceDestCheck: true, Attachment: xmlInstanceENIAttachment{AttachmentID: n.AttachmentID, DeviceIndex: n.DeviceIndex,
+			Status: "attached", AttachTime: xmlTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination},
+		PrivateIPs:    []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}},
+		InterfaceType: n.InterfaceType}
+	for _, g := range n.Groups {
+		xe.Groups = append(xe.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+	}
+	return xe
+}
+
+// modifyNetworkInterfaceAttribute changes what the VPC CNI changes: the attachment's
+// DeleteOnTermination, the description, the security groups.
+func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wireResponse, *APIError) {
+	id := c.q.str("NetworkInterfaceId")
+	if id == "" {
+		return nil, errMissing("NetworkInterfaceId")
+	}
+	dot, hasDOT, err := c.q.boolean("Attachment.DeleteOnTermination")
+	if err != nil {
+		return nil, err
+	}
+	groups := c.q.strs("SecurityGroupId")
+	aerr := s.mutate(c, func() *APIError {
+		n := s.enis[id]
+		if n == nil {
+			return errENINotFound(id)
+		}
+		if hasDOT && (n.InstanceID == "" || c.q.str("Attachment.AttachmentId") != n.AttachmentID) {
+			return badRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", c.q.str("Attachment.AttachmentId"))
+		}
+		for _, g := range groups {
+			if sg := s.groups[g]; sg == nil || sg.VpcID != n.VpcID {
+				return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", g, n.VpcID)
+			}
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		if hasDOT {
+			n.DeleteOnTermination = dot
+		}
+		if c.q.has("Description.Value") {
+			n.Description = c.q.str("Description.Value")
+		}
+		if len(groups) > 0 {
+			n.Groups = groups
+		}
+		s.save(bucketENIs, n.ID, n)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}

@@ -1,0 +1,149 @@
+package fakeec2
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/karplab/karplab/fakeec2/events"
+)
+
+// EventBridge, as far as the lab needs it: EC2's events (state changes, spot interruption
+// warnings, rebalance recommendations, AWS Health scheduled changes) go to the
+// interruption queue, as the rules of Karpenter's CloudFormation stack route them on AWS.
+//
+// Delivery runs on its own goroutine, in order: EC2 raises events while holding its store
+// lock, and SQS's handlers ask the policy, which takes that lock too.
+type eventBus struct {
+	mu      sync.Mutex
+	pending []string
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// DefaultSpotWarning is how long before reclaiming a spot instance EC2 warns: two minutes.
+const DefaultSpotWarning = 2 * time.Minute
+
+// startEvents starts delivering events to the interruption queue.
+func (s *Server) startEvents() {
+	s.bus = &eventBus{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go s.deliverLoop(s.bus)
+}
+
+// deliverEvent queues an EventBridge document for the interruption queue.
+func (s *Server) deliverEvent(doc string) {
+	if s.interruptionQueue == "" || s.bus == nil {
+		return
+	}
+	b := s.bus
+	b.mu.Lock()
+	b.pending = append(b.pending, doc)
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Server) deliverLoop(b *eventBus) {
+	defer close(b.done)
+	for {
+		select {
+		case <-b.wake:
+		case <-b.stop:
+			s.drainEvents(b) // what was raised before Close still arrives
+			return
+		}
+		s.drainEvents(b)
+	}
+}
+
+func (s *Server) drainEvents(b *eventBus) {
+	b.mu.Lock()
+	docs := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+	for _, d := range docs {
+		if err := s.svc.sqs.Send(s.interruptionQueue, d); err != nil {
+			s.log.Warn("delivering an EC2 event to the interruption queue", "queue", s.interruptionQueue, "error", err)
+		}
+	}
+}
+
+// stopEvents delivers what is pending and stops the bus; Close then drops it under the
+// store lock, so a straggling handler raises into nothing rather than a closed bus.
+func (s *Server) stopEvents() {
+	s.mu.RLock()
+	b := s.bus
+	s.mu.RUnlock()
+	if b == nil {
+		return
+	}
+	close(b.stop)
+	<-b.done
+}
+
+// EventKind names an event a person (or a lab) can make EC2 raise on an instance.
+type EventKind string
+
+const (
+	EventRebalance       EventKind = "rebalance"        // EC2 Instance Rebalance Recommendation
+	EventScheduledChange EventKind = "scheduled-change" // AWS Health: instance retirement scheduled
+	EventSpotWarning     EventKind = "spot-warning"     // the two-minute warning alone, no reclaim
+)
+
+// RaiseEvent makes EC2 (or AWS Health) send kind's event for the instances, as AWS does
+// on its own: the document reaches the interruption queue and the audit trail records it
+// as the service's. Nothing else changes: a rebalance recommendation or a scheduled
+// retirement is advice, and acting on it is Karpenter's job.
+func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]AuditEvent, error) {
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no instance to raise %s for", kind)
+	}
+	now := s.clock.Now()
+	s.mu.Lock()
+	s.advanceLocked(now)
+	for _, id := range ids {
+		in := s.instances[id]
+		if in == nil || (in.State != statePending && in.State != stateRunning) {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("instance %s is not pending or running", id)
+		}
+		if kind == EventSpotWarning && in.CapacityType != "spot" {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("instance %s is %s: only spot instances get interruption warnings", id, in.CapacityType)
+		}
+	}
+	var docs []string
+	action := ""
+	switch kind {
+	case EventRebalance:
+		action = "RebalanceRecommendation"
+		for _, id := range ids {
+			docs = append(docs, events.RebalanceRecommendation(s.account, s.region, id, now))
+		}
+	case EventSpotWarning:
+		action = "SpotInstanceInterruptionWarning"
+		for _, id := range ids {
+			docs = append(docs, events.SpotInterruptionWarning(s.account, s.region, id, now, "terminate"))
+		}
+	case EventScheduledChange:
+		action = "ScheduledChange"
+		start := now.Add(14 * 24 * time.Hour)
+		docs = append(docs, events.ScheduledChange(s.account, s.region, ids, now, start, start.Add(7*24*time.Hour), events.EventTypeRetirement))
+	default:
+		s.mu.Unlock()
+		return nil, fmt.Errorf("unknown event %q: want %s, %s or %s", kind, EventRebalance, EventScheduledChange, EventSpotWarning)
+	}
+	for _, d := range docs {
+		s.deliverEvent(d)
+	}
+	s.mu.Unlock()
+	ev := &AuditEvent{Service: "ec2", Time: now, Action: action, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
+		Parameters: map[string]string{"InstanceIds": fmt.Sprint(ids)}}
+	if err := <-s.recordAudit(ev); err != nil {
+		return nil, fmt.Errorf("recording the event: %w", err)
+	}
+	return []AuditEvent{*ev}, nil
+}

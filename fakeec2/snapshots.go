@@ -1,0 +1,241 @@
+package fakeec2
+
+import (
+	"container/heap"
+	"fmt"
+	"strconv"
+)
+
+// EBS snapshots: CreateSnapshot, DescribeSnapshots, DeleteSnapshot. The account's own
+// snapshots are records (pending for the volume delay, then completed, billed per
+// GB-month); the images' root snapshots belong to the AMI owner and are derived from the
+// images, so OwnerIds self never shows them.
+
+const (
+	bucketSnapshots = "snapshots"
+	snapPending     = "pending"
+	snapCompleted   = "completed"
+)
+
+// snapView is one snapshot as DescribeSnapshots sees it.
+type snapView struct {
+	seq                   uint64
+	id, volumeID, ownerID string
+	ownerAlias            string
+	size                  int32
+	state, description    string
+	encrypted             bool
+	kms                   string
+	start                 string
+	progress              string
+	tags                  []Tag
+}
+
+type xmlSnapshot struct {
+	SnapshotID  string   `xml:"snapshotId"`
+	VolumeID    string   `xml:"volumeId"`
+	Status      string   `xml:"status"`
+	StartTime   string   `xml:"startTime"`
+	Progress    string   `xml:"progress"`
+	OwnerID     string   `xml:"ownerId"`
+	OwnerAlias  string   `xml:"ownerAlias,omitempty"`
+	Description string   `xml:"description"`
+	VolumeSize  int32    `xml:"volumeSize"`
+	Encrypted   bool     `xml:"encrypted"`
+	KMSKeyID    string   `xml:"kmsKeyId,omitempty"`
+	StorageTier string   `xml:"storageTier"`
+	Tags        []xmlTag `xml:"tagSet>item"`
+}
+
+func (v snapView) wire() xmlSnapshot {
+	return xmlSnapshot{SnapshotID: v.id, VolumeID: v.volumeID, Status: v.state, StartTime: v.start, Progress: v.progress,
+		OwnerID: v.ownerID, OwnerAlias: v.ownerAlias, Description: v.description, VolumeSize: v.size,
+		Encrypted: v.encrypted, KMSKeyID: v.kms, StorageTier: "standard", Tags: xmlTags(v.tags)}
+}
+
+// snapViews lists every snapshot the account can see. Callers hold s.mu.
+func (s *Server) snapViews() map[string]snapView {
+	out := map[string]snapView{}
+	for _, im := range s.images {
+		if im.RootSnapshotID == "" {
+			continue
+		}
+		out[im.RootSnapshotID] = snapView{seq: im.Seq, id: im.RootSnapshotID, volumeID: "vol-ffffffff", ownerID: im.OwnerID,
+			ownerAlias: "amazon", size: im.RootSizeGiB, state: snapCompleted, start: xmlTime(im.CreationDate),
+			progress: "100%", description: "Root snapshot of " + im.Name}
+	}
+	for _, sn := range s.snapshots {
+		v := snapView{seq: sn.Seq, id: sn.ID, volumeID: sn.VolumeID, ownerID: s.account, size: sn.SizeGiB,
+			state: sn.State, description: sn.Description, encrypted: sn.Encrypted, kms: sn.KMSKeyID,
+			start: xmlTime(sn.StartTime), progress: "100%", tags: sn.Tags}
+		if sn.State == snapPending {
+			v.progress = "0%"
+		}
+		if v.kms != "" && v.kms[0] == 'a' {
+			v.kms = fmt.Sprintf("arn:aws:kms:%s:%s:alias/aws/ebs", s.region, s.account)
+		}
+		out[sn.ID] = v
+	}
+	return out
+}
+
+// snapshotSize is the size and encryption of a snapshot a volume may be created from.
+// Callers hold s.mu.
+func (s *Server) snapshotSize(id string) (int32, bool, *APIError) {
+	v, ok := s.snapViews()[id]
+	if !ok {
+		return 0, false, errSnapshotNotFound(id)
+	}
+	if v.state != snapCompleted {
+		return 0, false, badRequest(CodeIncorrectState, "Snapshot is in invalid state - %s", v.state)
+	}
+	return v.size, v.encrypted, nil
+}
+
+func errSnapshotNotFound(id string) *APIError {
+	if !validID(id, "snap") {
+		return badRequest("InvalidSnapshotID.Malformed", "Invalid id: \"%s\" (expecting \"snap-...\")", id)
+	}
+	return badRequest("InvalidSnapshot.NotFound", "The snapshot '%s' does not exist.", id)
+}
+
+// --- CreateSnapshot ---
+
+type createSnapshotResponse struct {
+	WireHeader
+	xmlSnapshot
+}
+
+var snapshotTagTypes = map[string]bool{"snapshot": true}
+
+func (s *Server) createSnapshot(c *call) (wireResponse, *APIError) {
+	vid := c.q.str("VolumeId")
+	specs, err := c.q.tagSpecs("TagSpecification")
+	if err != nil {
+		return nil, err
+	}
+	tags, err := tagsByType(specs, snapshotTagTypes)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.q.str("Description")) > 255 {
+		return nil, errInvalidValue("The description exceeds 255 characters.")
+	}
+	resp := &createSnapshotResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		v, e := s.findVolume(vid)
+		if e != nil {
+			return e
+		}
+		if v.State != volAvailable && v.State != volInUse {
+			return badRequest(CodeIncorrectState, "The volume '%s' is '%s'.", vid, v.State)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		sn := &snapshot{Seq: s.nextSeq(), ID: s.newID("snap"), VolumeID: v.ID, SizeGiB: v.SizeGiB, Encrypted: v.Encrypted,
+			KMSKeyID: v.KMSKeyID, Description: c.q.str("Description"), State: snapPending, StartTime: c.now,
+			CompletedAt: c.now.Add(s.volumeDelay), Tags: setTags(nil, tags["snapshot"])}
+		s.snapshots[sn.ID] = sn
+		s.save(bucketSnapshots, sn.ID, sn)
+		heap.Push(&s.deadlines, deadline{at: sn.CompletedAt, id: sn.ID})
+		s.startLedger(&LedgerEntry{ResourceID: sn.ID, ResourceType: "snapshot", Type: "standard", SizeGiB: sn.SizeGiB,
+			Zone: v.Zone, PricePerHour: round6(snapshotPricePerGBMonth * float64(sn.SizeGiB) / hoursPerMonth), Started: c.now,
+			Tags: tagsMap(sn.Tags), Caller: c.caller})
+		c.event.Created = append(c.event.Created, sn.ID)
+		resp.xmlSnapshot = s.snapViews()[sn.ID].wire()
+		s.advanceLocked(c.now)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+// --- DescribeSnapshots ---
+
+type describeSnapshotsResponse struct {
+	WireHeader
+	Snapshots []xmlSnapshot `xml:"snapshotSet>item"`
+	NextToken string        `xml:"nextToken,omitempty"`
+}
+
+var snapAttrs = attrTable[snapView]{
+	"snapshot-id": func(v snapView) []string { return one(v.id) },
+	"volume-id":   func(v snapView) []string { return one(v.volumeID) },
+	"status":      func(v snapView) []string { return one(v.state) },
+	"owner-id":    func(v snapView) []string { return one(v.ownerID) },
+	"owner-alias": func(v snapView) []string { return one(v.ownerAlias) },
+	"description": func(v snapView) []string { return one(v.description) },
+	"volume-size": func(v snapView) []string { return []string{strconv.Itoa(int(v.size))} },
+	"encrypted":   func(v snapView) []string { return one(xbool(v.encrypted)) },
+	"progress":    func(v snapView) []string { return one(v.progress) },
+	"start-time":  func(v snapView) []string { return one(v.start) },
+	"storage-tier": func(v snapView) []string {
+		return one("standard")
+	},
+}
+
+func (s *Server) describeSnapshots(c *call) (wireResponse, *APIError) {
+	req, err := parseDescribe(c, describeSpec[snapView]{attrs: snapAttrs, tags: func(v snapView) []Tag { return v.tags },
+		min: 5, max: 1000, idParam: "SnapshotId", seq: func(v snapView) uint64 { return v.seq }})
+	if err != nil {
+		return nil, err
+	}
+	owners := c.q.strs("Owner")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	all := s.snapViews()
+	if len(owners) > 0 {
+		for id, v := range all {
+			ok := false
+			for _, o := range owners {
+				ok = ok || o == v.ownerID || (o == "self" && v.ownerID == s.account) || (o == "amazon" && v.ownerAlias == "amazon")
+			}
+			if !ok {
+				delete(all, id)
+			}
+		}
+	}
+	page, next, aerr := req.run(all, errSnapshotNotFound)
+	if aerr != nil {
+		return nil, aerr
+	}
+	resp := &describeSnapshotsResponse{NextToken: next}
+	for _, v := range page {
+		resp.Snapshots = append(resp.Snapshots, v.wire())
+	}
+	return resp, nil
+}
+
+// --- DeleteSnapshot ---
+
+func (s *Server) deleteSnapshot(c *call) (wireResponse, *APIError) {
+	id := c.q.str("SnapshotId")
+	if id == "" {
+		return nil, errMissing("SnapshotId")
+	}
+	aerr := s.mutate(c, func() *APIError {
+		for _, im := range s.images {
+			if im.RootSnapshotID == id {
+				return badRequest("InvalidSnapshot.InUse", "The snapshot %s is currently in use by %s", id, im.ID)
+			}
+		}
+		sn := s.snapshots[id]
+		if sn == nil {
+			return errSnapshotNotFound(id)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		delete(s.snapshots, id)
+		s.remove(bucketSnapshots, id)
+		s.stopLedger(id, c.now)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}

@@ -1,0 +1,188 @@
+package fakeec2
+
+import (
+	"fmt"
+	"time"
+)
+
+// StopInstances, StartInstances and ModifyInstanceMetadataOptions: what a person does to
+// a running instance. A stop ends compute billing (its volumes keep billing); a start
+// boots it again for the boot delay and bills from running.
+
+type stopStartResponse struct {
+	WireHeader
+	Instances []xmlStateChange `xml:"instancesSet>item"`
+}
+
+func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
+	ids := c.q.strs("InstanceId")
+	if len(ids) == 0 {
+		return nil, errMissing("InstanceId")
+	}
+	for _, p := range []string{"Force", "Hibernate"} {
+		if _, _, err := c.q.boolean(p); err != nil {
+			return nil, err
+		}
+	}
+	resp := &stopStartResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		if e := s.checkInstanceIDs(ids); e != nil {
+			return e
+		}
+		for _, id := range ids {
+			in := s.instances[id]
+			if in.CapacityType == "spot" {
+				// Every spot instance here comes from a one-time request (instant fleets,
+				// RunInstances without a persistent request).
+				return badRequest("UnsupportedOperation", "You can't stop the Spot Instance '%s' because it is associated with a one-time Spot Instance request. You can only stop Spot Instances associated with persistent Spot Instance requests.", id)
+			}
+			switch in.State {
+			case stateRunning, stateStopping, stateStopped:
+			default:
+				return badRequest(CodeIncorrectInstanceState, "This instance '%s' is not in a state from which it can be stopped.", id)
+			}
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		for _, id := range ids {
+			in := s.instances[id]
+			prev := in.State
+			if prev == stateRunning {
+				in.State = stateStopping
+				in.StoppedAt = c.now.Add(s.shutdownDelay)
+				in.TransitionReason = fmt.Sprintf("User initiated (%s)", c.now.UTC().Format("2006-01-02 15:04:05 GMT"))
+				in.StateReason, in.StateReasonCode = "Client.UserInitiatedShutdown: User initiated shutdown", ""
+				s.stopLedger(in.ID, c.now)
+				s.save(bucketInstances, in.ID, in)
+				s.scheduleDeadline(in)
+				s.noteStateChange(in, stateStopping, c.now)
+			}
+			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(in.State), PreviousState: state(prev)})
+		}
+		s.advanceLocked(c.now) // a zero shutdown delay stops at once
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
+	ids := c.q.strs("InstanceId")
+	if len(ids) == 0 {
+		return nil, errMissing("InstanceId")
+	}
+	resp := &stopStartResponse{}
+	aerr := s.mutate(c, func() *APIError {
+		if e := s.checkInstanceIDs(ids); e != nil {
+			return e
+		}
+		for _, id := range ids {
+			switch s.instances[id].State {
+			case stateStopped, statePending, stateRunning:
+			default:
+				return badRequest(CodeIncorrectInstanceState, "The instance '%s' is not in a state from which it can be started.", id)
+			}
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		for _, id := range ids {
+			in := s.instances[id]
+			prev := in.State
+			if prev == stateStopped {
+				in.State = statePending
+				in.RunningAt = c.now.Add(s.bootDelay)
+				in.StoppedAt, in.TransitionReason, in.StateReason, in.StateReasonCode = time.Time{}, "", "", ""
+				s.resumeLedger(in.ID, in.RunningAt, in.PricePerHour)
+				s.save(bucketInstances, in.ID, in)
+				s.scheduleDeadline(in)
+				s.noteStateChange(in, statePending, c.now)
+			}
+			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(in.State), PreviousState: state(prev)})
+		}
+		s.advanceLocked(c.now)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+// CodeIncorrectInstanceState answers an action the instance's state does not allow.
+const CodeIncorrectInstanceState = "IncorrectInstanceState"
+
+// --- ModifyInstanceMetadataOptions ---
+
+type modifyMetadataResponse struct {
+	WireHeader
+	InstanceID string             `xml:"instanceId"`
+	Options    xmlMetadataOptions `xml:"instanceMetadataOptions"`
+}
+
+// metadataApplyDelay is how long a metadata change stays pending (AWS: "a few seconds").
+const metadataApplyDelay = 2 * time.Second
+
+func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *APIError) {
+	id := c.q.str("InstanceId")
+	if id == "" {
+		return nil, errMissing("InstanceId")
+	}
+	tokens, endpoint, v6, tags := c.q.str("HttpTokens"), c.q.str("HttpEndpoint"), c.q.str("HttpProtocolIpv6"), c.q.str("InstanceMetadataTags")
+	if tokens != "" && tokens != "optional" && tokens != "required" {
+		return nil, errInvalidValue("Value (%s) for parameter HttpTokens is invalid. Valid values: optional, required", tokens)
+	}
+	for name, v := range map[string]string{"HttpEndpoint": endpoint, "HttpProtocolIpv6": v6, "InstanceMetadataTags": tags} {
+		if v != "" && v != "enabled" && v != "disabled" {
+			return nil, errInvalidValue("Value (%s) for parameter %s is invalid. Valid values: enabled, disabled", v, name)
+		}
+	}
+	hop, hasHop, err := c.q.integer("HttpPutResponseHopLimit")
+	if err != nil {
+		return nil, err
+	}
+	if hasHop && (hop < 1 || hop > 64) {
+		return nil, errInvalidValue("The HttpPutResponseHopLimit value must be between 1 and 64.")
+	}
+	resp := &modifyMetadataResponse{InstanceID: id}
+	aerr := s.mutate(c, func() *APIError {
+		if e := s.checkInstanceIDs([]string{id}); e != nil {
+			return e
+		}
+		in := s.instances[id]
+		if in.State == stateShuttingDown || in.State == stateTerminated {
+			return badRequest(CodeIncorrectInstanceState, "The instance '%s' is not in a state from which its metadata options can be modified.", id)
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		md := &in.Metadata
+		if tokens != "" {
+			md.HTTPTokens = tokens
+		}
+		if endpoint != "" {
+			md.HTTPEndpoint = endpoint
+		}
+		if v6 != "" {
+			md.HTTPProtocolIPv6 = v6
+		}
+		if tags != "" {
+			md.InstanceMetadataTags = tags
+		}
+		if hasHop {
+			md.HTTPPutResponseHopLimit = int32(hop)
+		}
+		in.MetadataAppliedAt = c.now.Add(metadataApplyDelay)
+		s.save(bucketInstances, in.ID, in)
+		resp.Options = xmlMetadataOptions{State: "pending", HTTPTokens: md.HTTPTokens, HTTPPutResponseHopLimit: md.HTTPPutResponseHopLimit,
+			HTTPEndpoint: md.HTTPEndpoint, HTTPProtocolIPv6: md.HTTPProtocolIPv6, InstanceMetadataTags: md.InstanceMetadataTags}
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
