@@ -4,17 +4,20 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karplab/karplab/fakeec2"
 	fakeeks "github.com/karplab/karplab/fakeec2/eks"
 )
 
 // TestIntegrationAWSCLIAccount runs the commands a person investigating uses beside EC2
-// with every aws CLI on the machine (Debian's v2 and pip's v1 differ in protocols and
-// parsing): who am I, the instance profile of the course's node role, the cluster.
+// with every aws CLI on the machine (Debian's v2 speaks SQS's query protocol, pip's v1 its
+// JSON one): who am I, the instance profile of the course's node role, the AMI an alias
+// resolves to, the interruption queue's messages, the cluster, the prices.
 func TestIntegrationAWSCLIAccount(t *testing.T) {
 	clis := awsCLIs(t)
-	e := newEnv(t)
+	e := newEnv(t, func(o *fakeec2.Options) { o.InterruptionQueue = interruptionQueue })
+	subnets, _, amd64, _ := e.discover()
 	e.must(e.srv.SetEKSCluster(fakeeks.Cluster{Name: "ziba-production", Endpoint: "https://127.0.0.1:6443",
 		CertificateAuthorityData: "Y2E=", Version: "1.37", ServiceIPv4CIDR: "10.96.0.0/12",
 		RoleARN: "arn:aws:iam::123456789012:role/eks-cluster"}))
@@ -54,6 +57,35 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 				t.Errorf("get-instance-profile of a missing profile: %v\n%s", err, stderr)
 			}
 
+			var param struct{ Parameter struct{ Value, Type string } }
+			mustJSON(t, run("ssm", "get-parameter", "--name",
+				"/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id"), &param)
+			if param.Parameter.Value != amd64 || param.Parameter.Type != "String" {
+				t.Errorf("get-parameter of the recommended AL2023 AMI: %+v, want %s", param.Parameter, amd64)
+			}
+			_, stderr, err = cli.run(t, e.url, learner, "ssm", "get-parameter", "--name", "/aws/service/none")
+			if err == nil || !strings.Contains(stderr, "ParameterNotFound") {
+				t.Errorf("get-parameter of a missing name: %v\n%s", err, stderr)
+			}
+
+			// An instance's state change reaches the queue; the CLI reads and deletes it.
+			id := e.launch("m6i.large", amd64, subnets[0], 1, nil)[0]
+			e.clock.Advance(time.Minute)
+			e.describe(id)
+			var qurl struct{ QueueUrl string }
+			mustJSON(t, run("sqs", "get-queue-url", "--queue-name", interruptionQueue), &qurl)
+			var msgs struct{ Messages []struct{ Body, ReceiptHandle string } }
+			deadline := time.Now().Add(10 * time.Second)
+			for len(msgs.Messages) == 0 && time.Now().Before(deadline) {
+				mustJSON(t, orEmpty(run("sqs", "receive-message", "--queue-url", qurl.QueueUrl, "--wait-time-seconds", "1",
+					"--max-number-of-messages", "10")), &msgs)
+			}
+			if len(msgs.Messages) != 1 || !strings.Contains(msgs.Messages[0].Body, id) ||
+				!strings.Contains(msgs.Messages[0].Body, "EC2 Instance State-change Notification") {
+				t.Fatalf("receive-message: %+v, want the running state change of %s", msgs, id)
+			}
+			run("sqs", "delete-message", "--queue-url", qurl.QueueUrl, "--receipt-handle", msgs.Messages[0].ReceiptHandle)
+
 			var cl struct {
 				Cluster struct {
 					Status, Version         string
@@ -74,11 +106,19 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 			}
 		})
 	}
-	for _, svc := range []string{"sts", "iam", "eks", "pricing"} {
+	for _, svc := range []string{"sts", "iam", "eks", "pricing", "ssm", "sqs"} {
 		if n := len(e.srv.Audit(fakeec2.AuditQuery{Service: svc, Caller: "AKIACOURSELEARNER"})); n == 0 {
 			t.Errorf("no %s call by the CLI in the audit trail", svc)
 		}
 	}
+}
+
+// orEmpty is what receive-message printed, or {} when it printed nothing (no message).
+func orEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "{}"
+	}
+	return s
 }
 
 func mustJSON(t *testing.T, s string, v any) {
