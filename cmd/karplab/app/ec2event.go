@@ -44,7 +44,7 @@ func ec2EventCommand() *cli.Command {
 
 Stopping or terminating an instance (aws ec2 stop-instances / terminate-instances) sends
 its state changes too. Read the queue with
-   aws sqs receive-message --queue-url "$(aws sqs get-queue-url --queue-name ziba-production --query QueueUrl --output text)"`,
+   aws sqs receive-message --queue-url "$(aws sqs get-queue-url --queue-name karplab --query QueueUrl --output text)"`,
 		Subcommands: []*cli.Command{
 			{
 				Name: "spot-interruption", Usage: "warn, then reclaim spot instances", ArgsUsage: "INSTANCE_ID...",
