@@ -38,14 +38,11 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 	return &service{
 		name: "Karpenter controllers (provider " + cfg.Provider + ")",
 		start: func(ctx context.Context) (string, error) {
-			healthPort, err := freePort()
+			ports, err := freePorts(2)
 			if err != nil {
 				return "", err
 			}
-			metricsPort, err := freePort()
-			if err != nil {
-				return "", err
-			}
+			healthPort, metricsPort := ports[0], ports[1]
 			opts := cfg.Karpenter
 			opts.Provider = cfg.Provider
 			opts.ClusterName = ClusterName
@@ -53,21 +50,30 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			opts.Region = Region
 			opts.HealthProbePort = healthPort
 			opts.MetricsPort = metricsPort
+			env := []string{
+				"KUBECONFIG=" + cfg.Home.Kubeconfig(),
+				"AWS_ENDPOINT_URL=" + ec2Endpoint,
+				"AWS_REGION=" + Region,
+				"AWS_ACCESS_KEY_ID=" + KarpenterAccessKeyID,
+				"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
+				"AWS_SESSION_TOKEN=",
+				"AWS_PROFILE=",
+				"AWS_EC2_METADATA_DISABLED=true",
+			}
+			if opts.Provider == karpenter.ProviderAWS {
+				// As the provider's Helm chart sets them; the emulator's SQS has a queue named
+				// after the cluster. The child passes the same values as flags too.
+				opts.ClusterEndpoint = d.restConfig().Host
+				opts.InterruptionQueue = ClusterName
+				env = append(env, "CLUSTER_NAME="+ClusterName, "CLUSTER_ENDPOINT="+opts.ClusterEndpoint,
+					"INTERRUPTION_QUEUE="+opts.InterruptionQueue)
+			}
 			healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 			metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 			sup = &karpenter.Supervisor{
-				Path: cfg.Executable,
-				Args: append([]string{"internal", "karpenter"}, opts.Args()...),
-				Env: []string{
-					"KUBECONFIG=" + cfg.Home.Kubeconfig(),
-					"AWS_ENDPOINT_URL=" + ec2Endpoint,
-					"AWS_REGION=" + Region,
-					"AWS_ACCESS_KEY_ID=" + KarpenterAccessKeyID,
-					"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
-					"AWS_SESSION_TOKEN=",
-					"AWS_PROFILE=",
-					"AWS_EC2_METADATA_DISABLED=true",
-				},
+				Path:    cfg.Executable,
+				Args:    append([]string{"internal", "karpenter"}, opts.Args()...),
+				Env:     env,
 				LogFile: cfg.Home.KarpenterLog(),
 				Logger:  cfg.Logger.With("component", "karpenter-supervisor"),
 			}
@@ -136,12 +142,17 @@ func probe(ctx context.Context, url string) (bool, string) {
 	return true, ""
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+// freePorts asks the kernel for n distinct free loopback ports (holding each until all are
+// chosen, so two calls cannot get the same one back).
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/cluster/controlplane"
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kind"
 	"github.com/karplab/karplab/cluster/kubelet"
@@ -41,9 +42,9 @@ func newBackend(cfg DaemonConfig) (backend.Backend, error) {
 // cannot run the backend fails at once with the fix in the message.
 func Preflight(ctx context.Context, backendName, provider string) error {
 	switch provider {
-	case "", "ec2", "kwok":
+	case "", karpenter.ProviderEC2, karpenter.ProviderKWOK, karpenter.ProviderAWS:
 	default:
-		return fmt.Errorf("unknown provider %q: use --provider ec2 (the default, machines from the EC2 emulator) or --provider kwok", provider)
+		return fmt.Errorf("unknown provider %q: use --provider ec2 (the default, machines from the EC2 emulator), --provider aws (the real karpenter-provider-aws on the emulator) or --provider kwok", provider)
 	}
 	switch backendName {
 	case "", "embedded":
@@ -105,11 +106,21 @@ func newServices(d *daemon) ([]*service, error) {
 				Region:    Region,
 				StateDir:  cfg.Home.EC2Dir(),
 				BootDelay: cfg.BootDelay,
-				Logger:    log.With("component", "ec2"),
+				// Karpenter's INTERRUPTION_QUEUE (provider aws), as its CloudFormation stack makes it.
+				InterruptionQueue: ClusterName,
+				Logger:            log.With("component", "ec2"),
 			})
 			if err != nil {
 				ln.Close()
 				return "", err
+			}
+			cluster, err := eksCluster(be)
+			if err == nil {
+				err = ec2srv.SetEKSCluster(cluster)
+			}
+			if err != nil {
+				ln.Close()
+				return "", errors.Join(fmt.Errorf("telling EKS about the cluster: %w", err), ec2srv.Close())
 			}
 			httpSrv = &http.Server{Handler: ec2srv, ReadHeaderTimeout: 10 * time.Second}
 			go httpSrv.Serve(ln)
@@ -137,9 +148,21 @@ func newServices(d *daemon) ([]*service, error) {
 	})
 
 	services = append(services, &service{
-		name: "Karpenter and EC2NodeClass CRDs",
+		name: "Karpenter and EC2NodeClass CRDs, kube-dns Service",
 		start: func(ctx context.Context) (string, error) {
-			return fmt.Sprintf("%d CRDs established", len(karpenter.CRDs())), karpenter.InstallCRDs(ctx, be.RESTConfig())
+			if err := karpenter.InstallCRDs(ctx, be.RESTConfig(), cfg.Provider); err != nil {
+				return "", err
+			}
+			// karpenter-provider-aws reads kube-system/kube-dns at start, as on EKS.
+			created, err := karpenter.EnsureKubeDNS(ctx, be.RESTConfig(), controlplane.KubeDNSIP)
+			if err != nil {
+				return "", err
+			}
+			detail := fmt.Sprintf("%d CRDs established", len(karpenter.CRDs(cfg.Provider)))
+			if created {
+				detail += ", kube-dns Service " + controlplane.KubeDNSIP + " created"
+			}
+			return detail, nil
 		},
 	})
 

@@ -26,10 +26,18 @@ const (
 	leafRenewBefore = 30 * 24 * time.Hour
 
 	// serviceClusterIPRange is the Service CIDR; its first address is kubernetes.default.
-	serviceClusterIPRange = "10.96.0.0/12"
+	serviceClusterIPRange = ServiceCIDR
 	kubernetesServiceIP   = "10.96.0.1"
 
 	frontProxyClientCN = "front-proxy-client"
+)
+
+// ServiceCIDR is the Service CIDR of the embedded control plane (kubeadm's default), and
+// KubeDNSIP the kube-dns Service's ClusterIP in it (its tenth address, as kubeadm and EKS
+// place it).
+const (
+	ServiceCIDR = "10.96.0.0/12"
+	KubeDNSIP   = "10.96.0.10"
 )
 
 // keyPair is a certificate and its key, kept as files in the pki directory.

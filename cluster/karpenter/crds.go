@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	awsapis "github.com/aws/karpenter-provider-aws/pkg/apis"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,29 +22,44 @@ import (
 // fieldManager owns the CRDs in server-side apply.
 const fieldManager = "karplab"
 
-// CRDs returns the CRDs the lab installs: Karpenter core's (NodePool, NodeClaim,
-// NodeOverlay, CapacityBuffer, embedded in sigs.k8s.io/karpenter/pkg/apis), the EC2NodeClass
-// CRD and the kwok provider's KWOKNodeClass.
-func CRDs() []*apiextensionsv1.CustomResourceDefinition {
+// CRDs returns the CRDs the lab installs for a provider (ProviderEC2 when empty).
+//
+// For the lab's providers: Karpenter core's (NodePool, NodeClaim, NodeOverlay,
+// CapacityBuffer, embedded in sigs.k8s.io/karpenter/pkg/apis), the lab's EC2NodeClass CRD
+// and the kwok provider's KWOKNodeClass. For ProviderAWS: what the provider's Helm chart
+// (karpenter-crd) installs, embedded in karpenter-provider-aws/pkg/apis (its EC2NodeClass,
+// and core's NodePool, NodeClaim and NodeOverlay with the karpenter.k8s.aws label-domain
+// rules the provider adds), core's CapacityBuffer, and KWOKNodeClass.
+func CRDs(provider string) []*apiextensionsv1.CustomResourceDefinition {
 	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, crd := range coreapis.CRDs {
-		out = append(out, crd.DeepCopy())
+	have := map[string]bool{}
+	add := func(crds ...*apiextensionsv1.CustomResourceDefinition) {
+		for _, crd := range crds {
+			if !have[crd.Name] {
+				have[crd.Name] = true
+				out = append(out, crd.DeepCopy())
+			}
+		}
 	}
-	out = append(out, apisv1.CRD())
-	for _, crd := range kwokapis.CRDs {
-		out = append(out, crd.DeepCopy())
+	if provider == ProviderAWS {
+		add(awsapis.CRDs...)
+	} else {
+		add(apisv1.CRD())
 	}
+	add(coreapis.CRDs...)
+	add(kwokapis.CRDs...)
 	return out
 }
 
-// InstallCRDs server-side applies CRDs() (so a newer lab updates an older cluster's CRDs)
-// and waits until each is Established.
-func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
+// InstallCRDs server-side applies CRDs(provider) (so a newer lab updates an older
+// cluster's CRDs, and switching provider swaps the EC2NodeClass schema) and waits until
+// each is Established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config, provider string) error {
 	client, err := apiextensions.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building apiextensions client: %w", err)
 	}
-	crds := CRDs()
+	crds := CRDs(provider)
 	for _, crd := range crds {
 		crd.APIVersion = apiextensionsv1.SchemeGroupVersion.String()
 		crd.Kind = "CustomResourceDefinition"

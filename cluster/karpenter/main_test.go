@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -161,14 +160,23 @@ func setup() (*testEnv, error) {
 	if e.dyn, err = dynamic.NewForConfig(e.rest); err != nil {
 		return e, err
 	}
-	if e.client, err = client.New(e.rest, client.Options{Scheme: clientgoscheme.Scheme}); err != nil {
+	// The lab's EC2NodeClass type: client-go's global scheme holds the real provider's for
+	// that kind (both are linked into this binary).
+	labScheme, err := karpenter.LabScheme()
+	if err != nil {
 		return e, err
 	}
-	if err := karpenter.InstallCRDs(ctx, e.rest); err != nil {
+	if e.client, err = client.New(e.rest, client.Options{Scheme: labScheme}); err != nil {
+		return e, err
+	}
+	if err := karpenter.InstallCRDs(ctx, e.rest, karpenter.ProviderEC2); err != nil {
+		return e, err
+	}
+	if _, err := karpenter.EnsureKubeDNS(ctx, e.rest, controlplane.KubeDNSIP); err != nil {
 		return e, err
 	}
 
-	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2")})
+	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2"), InterruptionQueue: "karplab"})
 	if err != nil {
 		return e, fmt.Errorf("starting the EC2 emulator: %w", err)
 	}

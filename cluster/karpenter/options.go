@@ -17,13 +17,16 @@ const (
 	// ProviderKWOK is Karpenter's stock kwok provider (KWOKNodeClass, Nodes without EC2), for
 	// side-by-side comparison.
 	ProviderKWOK = "kwok"
+	// ProviderAWS is the real karpenter-provider-aws v1.15.0 (its operator, cloud provider and
+	// controllers), talking to the emulator's EC2, IAM, SSM, SQS, EKS, Pricing and STS.
+	ProviderAWS = "aws"
 )
 
 // Options configure one Karpenter process. Args and ParseArgs turn them into the command
 // line of `karplab internal karpenter` and back, so the daemon's Supervisor and the child
 // agree on them.
 type Options struct {
-	// Provider is ProviderEC2 (default) or ProviderKWOK.
+	// Provider is ProviderEC2 (default), ProviderKWOK or ProviderAWS.
 	Provider string
 	// ClusterName tags resources kubernetes.io/cluster/<name>=owned; default "karplab".
 	ClusterName string
@@ -34,6 +37,9 @@ type Options struct {
 	ClusterEndpoint string
 	// ClusterDNS is the kubelet clusterDNS written into node user data (optional).
 	ClusterDNS []string
+	// InterruptionQueue is the SQS queue the real provider reads EC2's events from
+	// (ProviderAWS only; empty disables interruption handling, as in the provider).
+	InterruptionQueue string
 	// Region is the EC2 region; empty means $AWS_REGION, else eu-west-2.
 	Region string
 	// BatchIdleDuration and BatchMaxDuration are Karpenter's provisioning batch window
@@ -84,9 +90,9 @@ func (o Options) withDefaults() Options {
 
 func (o Options) validate() error {
 	switch o.Provider {
-	case ProviderEC2, ProviderKWOK:
+	case ProviderEC2, ProviderKWOK, ProviderAWS:
 	default:
-		return fmt.Errorf("unknown provider %q: want %q or %q", o.Provider, ProviderEC2, ProviderKWOK)
+		return fmt.Errorf("unknown provider %q: want %q, %q or %q", o.Provider, ProviderEC2, ProviderKWOK, ProviderAWS)
 	}
 	switch o.LogLevel {
 	case "debug", "info", "error":
@@ -102,7 +108,7 @@ func (o Options) validate() error {
 func (o *Options) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("karpenter", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.Provider, "provider", o.Provider, "ec2 or kwok")
+	fs.StringVar(&o.Provider, "provider", o.Provider, "ec2, kwok or aws")
 	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "cluster name")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig path")
 	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", o.ClusterEndpoint, "API server URL for nodes")
@@ -110,6 +116,7 @@ func (o *Options) flagSet() *flag.FlagSet {
 		o.ClusterDNS = splitList(s)
 		return nil
 	})
+	fs.StringVar(&o.InterruptionQueue, "interruption-queue", o.InterruptionQueue, "SQS interruption queue name (aws)")
 	fs.StringVar(&o.Region, "region", o.Region, "EC2 region")
 	fs.DurationVar(&o.BatchIdleDuration, "batch-idle-duration", o.BatchIdleDuration, "batch idle duration")
 	fs.DurationVar(&o.BatchMaxDuration, "batch-max-duration", o.BatchMaxDuration, "batch max duration")
@@ -161,6 +168,7 @@ func (o Options) Args() []string {
 	str("kubeconfig", o.Kubeconfig)
 	str("cluster-endpoint", o.ClusterEndpoint)
 	str("cluster-dns", strings.Join(o.ClusterDNS, ","))
+	str("interruption-queue", o.InterruptionQueue)
 	str("region", o.Region)
 	dur("batch-idle-duration", o.BatchIdleDuration)
 	dur("batch-max-duration", o.BatchMaxDuration)
@@ -177,9 +185,12 @@ func (o Options) Args() []string {
 	return args
 }
 
-// karpenterArgs is the command line Karpenter's operator parses from os.Args[1:].
+// karpenterArgs is the command line Karpenter's operator parses from os.Args[1:]. The
+// real provider's options are registered in the same flag set whenever it is linked in
+// (this binary), and it requires --cluster-name whichever provider runs.
 func (o Options) karpenterArgs() []string {
 	args := []string{
+		"--cluster-name=" + o.ClusterName,
 		"--metrics-port=" + strconv.Itoa(o.MetricsPort),
 		"--health-probe-port=" + strconv.Itoa(o.HealthProbePort),
 		"--batch-idle-duration=" + o.BatchIdleDuration.String(),
@@ -190,6 +201,15 @@ func (o Options) karpenterArgs() []string {
 	}
 	if o.FeatureGates != "" {
 		args = append(args, "--feature-gates="+o.FeatureGates)
+	}
+	if o.Provider == ProviderAWS {
+		// As the provider's Helm chart sets them (CLUSTER_ENDPOINT, INTERRUPTION_QUEUE).
+		if o.ClusterEndpoint != "" {
+			args = append(args, "--cluster-endpoint="+o.ClusterEndpoint)
+		}
+		if o.InterruptionQueue != "" {
+			args = append(args, "--interruption-queue="+o.InterruptionQueue)
+		}
 	}
 	return args
 }

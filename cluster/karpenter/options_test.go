@@ -22,6 +22,7 @@ func TestArgsRoundTrip(t *testing.T) {
 			MetricsPort: 18080, HealthProbePort: 18081, LeaderElection: true, LeaderElectionNamespace: "karpenter",
 			LogLevel: "debug", FeatureGates: "SpotToSpotConsolidation=true", GCMinAge: 5 * time.Second, GCPeriod: 2 * time.Second,
 		}},
+		{name: "aws", opts: Options{Provider: ProviderAWS, ClusterName: "karplab", InterruptionQueue: "karplab"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,10 +61,42 @@ func TestOptionsValidate(t *testing.T) {
 func TestKarpenterArgs(t *testing.T) {
 	got := Options{}.withDefaults().karpenterArgs()
 	want := []string{
-		"--metrics-port=0", "--health-probe-port=0", "--batch-idle-duration=1s", "--batch-max-duration=10s",
+		"--cluster-name=karplab", "--metrics-port=0", "--health-probe-port=0", "--batch-idle-duration=1s", "--batch-max-duration=10s",
 		"--log-level=info", "--disable-leader-election=true", "--leader-election-namespace=kube-system",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("karpenter flags (-want +got):\n%s", diff)
+	}
+}
+
+// TestKarpenterArgsAWS: the real provider gets its settings as its Helm chart passes them.
+func TestKarpenterArgsAWS(t *testing.T) {
+	got := Options{Provider: ProviderAWS, ClusterEndpoint: "https://127.0.0.1:6443", InterruptionQueue: "karplab"}.withDefaults().karpenterArgs()
+	want := []string{
+		"--cluster-name=karplab", "--metrics-port=0", "--health-probe-port=0", "--batch-idle-duration=1s", "--batch-max-duration=10s",
+		"--log-level=info", "--disable-leader-election=true", "--leader-election-namespace=kube-system",
+		"--cluster-endpoint=https://127.0.0.1:6443", "--interruption-queue=karplab",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("karpenter flags (-want +got):\n%s", diff)
+	}
+}
+
+func TestOnLoopback(t *testing.T) {
+	tests := []struct{ name, addr, want string }{
+		{name: "all interfaces", addr: ":8080", want: "127.0.0.1:8080"},
+		{name: "any port", addr: ":0", want: "127.0.0.1:0"},
+		{name: "unspecified IPv4", addr: "0.0.0.0:8081", want: "127.0.0.1:8081"},
+		{name: "unspecified IPv6", addr: "[::]:8081", want: "127.0.0.1:8081"},
+		{name: "disabled", addr: "0", want: "0"},
+		{name: "unset", addr: "", want: ""},
+		{name: "named host kept", addr: "127.0.0.2:9000", want: "127.0.0.2:9000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := onLoopback(tt.addr); got != tt.want {
+				t.Errorf("onLoopback(%q) = %q, want %q", tt.addr, got, tt.want)
+			}
+		})
 	}
 }

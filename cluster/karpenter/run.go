@@ -27,7 +27,8 @@ import (
 )
 
 // Run runs Karpenter core's operator and controllers in this process, with the lab's EC2
-// provider (or the stock kwok provider) and the provider's own controllers, until ctx ends.
+// provider (or the stock kwok provider) and the provider's own controllers, or with the
+// real karpenter-provider-aws (ProviderAWS, wired as its own main does), until ctx ends.
 //
 // Karpenter's operator reads its flags from os.Args and its settings from the environment
 // and panics on setup errors, so Run overwrites os.Args and KUBECONFIG, and can run only
@@ -35,9 +36,10 @@ import (
 // a child process under a Supervisor. The EC2 client comes from the environment
 // (AWS_ENDPOINT_URL, AWS_REGION, static credentials), as the real Karpenter's does.
 //
-// Before starting, Run does what karpenter-provider-aws does at startup: DescribeInstanceTypes
-// with DryRun, which must answer DryRunOperation; anything else is an error naming the
-// endpoint.
+// Before starting the lab's EC2 provider, Run does what karpenter-provider-aws does at
+// startup: DescribeInstanceTypes with DryRun, which must answer DryRunOperation; anything
+// else is an error naming the endpoint. ProviderAWS runs the provider's own check. Every
+// listener of the process (metrics, health probes) binds 127.0.0.1.
 func Run(ctx context.Context, o Options) (err error) {
 	o = o.withDefaults()
 	if err := o.validate(); err != nil {
@@ -84,16 +86,51 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}()
 	os.Args = append([]string{"karpenter"}, o.karpenterArgs()...)
+	if o.Provider != ProviderAWS {
+		if err := useLabNodeClass(); err != nil {
+			return err
+		}
+	}
+	restoreManager := bindLoopback()
+	defer restoreManager()
 	opCtx, op := operator.NewOperator()
 	logger.Info("starting karpenter", "provider", o.Provider, "cluster", o.ClusterName, "endpoint", o.ClusterEndpoint)
 
-	var cp, undecorated corecloudprovider.CloudProvider
+	var ctrls []controller.Controller
+	switch o.Provider {
+	case ProviderAWS:
+		if ctrls, opCtx, err = awsControllers(opCtx, op); err != nil {
+			return err
+		}
+	default:
+		if ctrls, err = labControllers(opCtx, op, api, restConfig, o); err != nil {
+			return err
+		}
+	}
+	op.WithControllers(opCtx, ctrls...)
+
+	runCtx, cancel := context.WithCancel(opCtx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	// op.Start would panic on a manager error; call the manager to get it back instead.
+	if err := op.Manager.Start(runCtx); err != nil {
+		return fmt.Errorf("running karpenter controllers: %w", err)
+	}
+	logger.Info("karpenter stopped")
+	return nil
+}
+
+// labControllers are core's controllers over the lab's EC2 provider (with its leak
+// collector and EC2NodeClass status controller) or the stock kwok provider.
+func labControllers(opCtx context.Context, op *operator.Operator, api *ec2.Client, restConfig *rest.Config, o Options) ([]controller.Controller, error) {
+	var undecorated corecloudprovider.CloudProvider
 	var extra []controller.Controller
 	switch o.Provider {
 	case ProviderKWOK:
 		its, err := kwok.ConstructInstanceTypes(opCtx)
 		if err != nil {
-			return fmt.Errorf("constructing kwok instance types: %w", err)
+			return nil, fmt.Errorf("constructing kwok instance types: %w", err)
 		}
 		undecorated = kwok.NewCloudProvider(opCtx, op.GetClient(), its)
 	default:
@@ -109,26 +146,15 @@ func Run(ctx context.Context, o Options) (err error) {
 		extra = append(extra, cloudprovider.NewControllers(op.GetClient(), lab, cloudprovider.GCOptions{MinAge: o.GCMinAge, Period: o.GCPeriod})...)
 		extra = append(extra, nodeClassControllers(op, api, o)...)
 	}
-	cp = overlay.Decorate(undecorated, op.GetClient(), op.InstanceTypeStore)
+	cp := overlay.Decorate(undecorated, op.GetClient(), op.InstanceTypeStore)
 	matcher, err := health.NewRepairPolicyMatcher(opCtx, cp)
 	if err != nil {
-		return fmt.Errorf("building repair policies: %w", err)
+		return nil, fmt.Errorf("building repair policies: %w", err)
 	}
 	cluster := state.NewCluster(op.Clock, op.GetClient(), cp, state.WithRepairPolicyMatcher(matcher))
-	op.WithControllers(opCtx, controllers.NewControllers(opCtx, op.Manager, op.Clock, op.GetClient(),
-		op.EventRecorder, cp, undecorated, cluster, op.InstanceTypeStore, op.PredictionStore)...)
-	op.WithControllers(opCtx, extra...)
-
-	runCtx, cancel := context.WithCancel(opCtx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	// op.Start would panic on a manager error; call the manager to get it back instead.
-	if err := op.Manager.Start(runCtx); err != nil {
-		return fmt.Errorf("running karpenter controllers: %w", err)
-	}
-	logger.Info("karpenter stopped")
-	return nil
+	ctrls := controllers.NewControllers(opCtx, op.Manager, op.Clock, op.GetClient(),
+		op.EventRecorder, cp, undecorated, cluster, op.InstanceTypeStore, op.PredictionStore)
+	return append(ctrls, extra...), nil
 }
 
 // ec2Client is the SDK client the real Karpenter would build: the default credential and

@@ -68,8 +68,12 @@ func newLab(t *testing.T) *lab {
 		t.Fatalf("resolving the seed EC2NodeClass: %v", err)
 	}
 	nodeclass.SetHashAnnotations(class)
-	// Karpenter's and the EC2NodeClass API register themselves in client-go's scheme.
+	// Karpenter's APIs register themselves in client-go's scheme; the EC2NodeClass API
+	// leaves that to its user (the real provider's type may hold the kind there).
 	scheme := clientgoscheme.Scheme
+	if err := apisv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	// The provider only reads NodePools and EC2NodeClasses here; the end-to-end tests in
 	// package karpenter run it against a real API server.
 	kube := fake.NewClientBuilder().WithScheme(scheme).WithObjects(np, class).

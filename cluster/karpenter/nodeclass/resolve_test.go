@@ -233,7 +233,8 @@ func TestResolveNothingMatches(t *testing.T) {
 		{
 			name: "AMI family the emulator has no images of",
 			mutate: func(nc *v1.EC2NodeClass) {
-				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "bottlerocket@latest"}}
+				// EKS publishes no AL2 images after Kubernetes 1.32; the account's are 1.36/1.37.
+				nc.Spec.AMISelectorTerms = []v1.AMISelectorTerm{{Alias: "al2@latest"}}
 			},
 			want: condition{Type: v1.ConditionTypeAMIsReady, Status: metav1.ConditionFalse,
 				Reason: "AMINotFound", Message: "AMISelector did not match any AMIs"},

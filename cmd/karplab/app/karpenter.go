@@ -19,7 +19,7 @@ func internalCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:      "karpenter",
 			Usage:     "run Karpenter's controllers with the lab's cloud provider until SIGTERM",
-			ArgsUsage: "[--provider ec2|kwok] [--kubeconfig PATH] [--cluster-name NAME] [--batch-idle-duration D] ...",
+			ArgsUsage: "[--provider ec2|aws|kwok] [--kubeconfig PATH] [--cluster-name NAME] [--batch-idle-duration D] ...",
 			// The flags are package karpenter's (Options.Args renders them for the Supervisor).
 			SkipFlagParsing: true,
 			Action: func(c *cli.Context) error {

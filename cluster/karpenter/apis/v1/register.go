@@ -4,7 +4,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // Group is the API group of EC2NodeClass, the same as karpenter-provider-aws's.
@@ -18,7 +17,10 @@ var (
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the types of this group-version to a scheme, e.g. a
-	// controller-runtime client's.
+	// controller-runtime client's. Nothing registers them in client-go's global scheme at
+	// init: karpenter-provider-aws's own EC2NodeClass type takes that kind there whenever it
+	// is linked in, and a scheme holds one type per kind (cluster/karpenter swaps the
+	// global scheme for the lab's providers).
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
@@ -26,13 +28,4 @@ func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &EC2NodeClass{}, &EC2NodeClassList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
-}
-
-// Karpenter's operator builds its manager on client-go's global scheme.Scheme (so does
-// karpenter-provider-aws, and sigs.k8s.io/karpenter registers its own APIs the same way),
-// so importing this package must make EC2NodeClass known there.
-func init() {
-	if err := AddToScheme(scheme.Scheme); err != nil {
-		panic(err)
-	}
 }

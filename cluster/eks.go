@@ -1,0 +1,61 @@
+package cluster
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/cluster/controlplane"
+	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/eks"
+)
+
+const (
+	// kindServiceCIDR is kind's default Service subnet (its kube-dns is 10.96.0.10 in it).
+	kindServiceCIDR = "10.96.0.0/16"
+	// eksClusterRole is the name of the cluster's EKS service role.
+	eksClusterRole = "karplab-eks-cluster-role"
+)
+
+// eksCluster is the truth about the lab's cluster that the emulator's EKS DescribeCluster
+// answers, as EKS would for a real one: the API server URL and CA, the Kubernetes minor
+// and the Service CIDR (karpenter-provider-aws derives the nodes' cluster DNS and IP
+// family from them).
+func eksCluster(be backend.Backend) (eks.Cluster, error) {
+	cfg := be.RESTConfig()
+	ca, err := caPEM(cfg)
+	if err != nil {
+		return eks.Cluster{}, err
+	}
+	cidr := controlplane.ServiceCIDR
+	if be.Name() == "kind" {
+		cidr = kindServiceCIDR
+	}
+	return eks.Cluster{
+		Name:                     ClusterName,
+		Endpoint:                 cfg.Host,
+		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca),
+		Version:                  fakeec2.DefaultKubernetesVersion,
+		ServiceIPv4CIDR:          cidr,
+		IPFamily:                 "ipv4",
+		// EKS requires the cluster's service role; nothing in the lab assumes it.
+		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/" + eksClusterRole,
+	}, nil
+}
+
+func caPEM(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData, nil
+	}
+	if cfg.CAFile == "" {
+		return nil, fmt.Errorf("the API server's client configuration names no CA")
+	}
+	b, err := os.ReadFile(cfg.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's CA: %w", err)
+	}
+	return b, nil
+}
