@@ -68,6 +68,17 @@ func NewEC2Client(endpoint, accessKeyID string) *ec2.Client {
 	})
 }
 
+// defaultPolicy is the account's policy when it is new and after a reset: with the real
+// provider, the controller's key gets the getting-started stack's KarpenterControllerPolicy
+// (least privilege: what it is not granted is denied). The lab's own provider and kwok run
+// unconstrained, as before.
+func defaultPolicy(provider string) *fakeec2.Policy {
+	if provider != "aws" {
+		return nil
+	}
+	return &fakeec2.Policy{Statements: []fakeec2.PolicyStatement{fakeec2.KarpenterControllerPolicy(KarpenterAccessKeyID)}}
+}
+
 // newServices lists the lab's parts in start order.
 func newServices(d *daemon) ([]*service, error) {
 	cfg := d.cfg
@@ -108,6 +119,7 @@ func newServices(d *daemon) ([]*service, error) {
 				BootDelay: cfg.BootDelay,
 				// Karpenter's INTERRUPTION_QUEUE (provider aws), as its CloudFormation stack makes it.
 				InterruptionQueue: ClusterName,
+				DefaultPolicy:     defaultPolicy(cfg.Provider),
 				Logger:            log.With("component", "ec2"),
 			})
 			if err != nil {
