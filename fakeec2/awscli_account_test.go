@@ -74,7 +74,9 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 			e.describe(id)
 			var qurl struct{ QueueUrl string }
 			mustJSON(t, run("sqs", "get-queue-url", "--queue-name", interruptionQueue), &qurl)
-			var msgs struct{ Messages []struct{ Body, ReceiptHandle string } }
+			var msgs struct {
+				Messages []struct{ Body, ReceiptHandle string }
+			}
 			deadline := time.Now().Add(10 * time.Second)
 			for len(msgs.Messages) == 0 && time.Now().Before(deadline) {
 				mustJSON(t, orEmpty(run("sqs", "receive-message", "--queue-url", qurl.QueueUrl, "--wait-time-seconds", "1",

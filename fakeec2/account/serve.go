@@ -53,34 +53,32 @@ func Handler(h Host, svc Service) http.Handler {
 // ("AWS4-HMAC-SHA256 Credential=AKID/20260101/eu-west-2/ec2/aws4_request, ..."), or
 // "anonymous". Signatures are not verified: the lab has no secrets to check against.
 func CallerFromAuth(h string) string {
-	i := strings.Index(h, "Credential=")
-	if i < 0 {
+	key, _, _ := strings.Cut(credential(h), "/")
+	if key == "" {
 		return "anonymous"
 	}
-	rest := h[i+len("Credential="):]
-	if j := strings.IndexAny(rest, "/, "); j >= 0 {
-		rest = rest[:j]
-	}
-	if rest == "" {
-		return "anonymous"
-	}
-	return rest
+	return key
 }
 
 // ServiceFromAuth returns the signing name of a SigV4 credential scope
 // (".../eu-west-2/ssm/aws4_request" -> "ssm"), or "".
 func ServiceFromAuth(h string) string {
-	i := strings.Index(h, "Credential=")
-	if i < 0 {
-		return ""
-	}
-	scope := h[i+len("Credential="):]
-	if j := strings.IndexAny(scope, ", "); j >= 0 {
-		scope = scope[:j]
-	}
-	parts := strings.Split(scope, "/")
+	parts := strings.Split(credential(h), "/")
 	if len(parts) != 5 || parts[4] != "aws4_request" {
 		return ""
 	}
 	return parts[3]
+}
+
+// credential is the Credential= value of a SigV4 Authorization header, or "".
+func credential(h string) string {
+	i := strings.Index(h, "Credential=")
+	if i < 0 {
+		return ""
+	}
+	c := h[i+len("Credential="):]
+	if j := strings.IndexAny(c, ", "); j >= 0 {
+		c = c[:j]
+	}
+	return c
 }

@@ -2,22 +2,18 @@ package eks_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/eks/types"
-	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/account/accounttest"
 	"github.com/karplab/karplab/fakeec2/eks"
 )
 
@@ -47,25 +43,7 @@ func start(t *testing.T, host *account.MemoryHost) (*eks.Service, *awseks.Client
 	if err != nil {
 		t.Fatalf("eks.New: %v", err)
 	}
-	srv := httptest.NewServer(account.Handler(host, svc))
-	t.Cleanup(srv.Close)
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("eu-west-2"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDLAB", "secret", "")))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	return svc, awseks.NewFromConfig(cfg, func(o *awseks.Options) { o.BaseEndpoint = aws.String(srv.URL) })
-}
-
-func errorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	if err != nil {
-		return "non-API error: " + err.Error()
-	}
-	return ""
+	return svc, awseks.NewFromConfig(accounttest.Config(t, accounttest.Start(t, svc, host), accounttest.AccessKey))
 }
 
 func TestDescribeCluster(t *testing.T) {
@@ -131,7 +109,7 @@ func TestDescribeClusterErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := c.DescribeCluster(context.Background(), &awseks.DescribeClusterInput{Name: aws.String(tt.cluster)})
-			if got := errorCode(err); got != tt.want {
+			if got := accounttest.APIErrorCode(err); got != tt.want {
 				t.Errorf("error code = %q, want %q (%v)", got, tt.want, err)
 			}
 		})
@@ -165,7 +143,7 @@ func TestListClusters(t *testing.T) {
 			p := awseks.NewListClustersPaginator(c, in)
 			for p.HasMorePages() {
 				out, err := p.NextPage(context.Background())
-				if code := errorCode(err); code != tt.code {
+				if code := accounttest.APIErrorCode(err); code != tt.code {
 					t.Fatalf("error code = %q, want %q (%v)", code, tt.code, err)
 				}
 				if err != nil {
@@ -184,7 +162,7 @@ func TestListClusters(t *testing.T) {
 	// The paginator drops a zero limit, so these go straight to the client.
 	for _, in := range []*awseks.ListClustersInput{{MaxResults: aws.Int32(0)}, {NextToken: aws.String("bogus!")}} {
 		_, err := c.ListClusters(context.Background(), in)
-		if code := errorCode(err); code != "InvalidParameterException" {
+		if code := accounttest.APIErrorCode(err); code != "InvalidParameterException" {
 			t.Errorf("ListClusters(%+v): code %q, want InvalidParameterException", in, code)
 		}
 	}
@@ -217,7 +195,7 @@ func TestPolicyDenial(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			asked = nil
-			if code := errorCode(tt.call()); code != "AccessDeniedException" {
+			if code := accounttest.APIErrorCode(tt.call()); code != "AccessDeniedException" {
 				t.Errorf("error code = %q, want AccessDeniedException", code)
 			}
 			if diff := cmp.Diff([]string{tt.want}, asked); diff != "" {

@@ -41,7 +41,7 @@ func (s *Service) getRole(c *account.Call, f url.Values) (any, *account.Error) {
 	if e := checkName("roleName", name, 64); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:GetRole", s.resolve(func(m *model) string { return m.roleARNFor(name) })); e != nil {
+	if e := s.authorizeRole(c, "iam:GetRole", name); e != nil {
 		return nil, e
 	}
 	return s.read(func(m *model) (any, *account.Error) {
@@ -87,7 +87,7 @@ func (s *Service) deleteRole(c *account.Call, f url.Values) (any, *account.Error
 	if e := checkName("roleName", name, 64); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:DeleteRole", s.resolve(func(m *model) string { return m.roleARNFor(name) })); e != nil {
+	if e := s.authorizeRole(c, "iam:DeleteRole", name); e != nil {
 		return nil, e
 	}
 	return s.mutate(func(m *model) (any, []account.Op, *account.Error) {
@@ -130,7 +130,7 @@ func (s *Service) getInstanceProfile(c *account.Call, f url.Values) (any, *accou
 	if e := checkProfileName(name); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:GetInstanceProfile", s.resolve(func(m *model) string { return m.profileARNFor(name) })); e != nil {
+	if e := s.authorizeProfile(c, "iam:GetInstanceProfile", name); e != nil {
 		return nil, e
 	}
 	return s.read(func(m *model) (any, *account.Error) {
@@ -175,7 +175,7 @@ func (s *Service) deleteInstanceProfile(c *account.Call, f url.Values) (any, *ac
 	if e := checkProfileName(name); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:DeleteInstanceProfile", s.resolve(func(m *model) string { return m.profileARNFor(name) })); e != nil {
+	if e := s.authorizeProfile(c, "iam:DeleteInstanceProfile", name); e != nil {
 		return nil, e
 	}
 	return s.mutate(func(m *model) (any, []account.Op, *account.Error) {
@@ -198,7 +198,7 @@ func (s *Service) addRoleToInstanceProfile(c *account.Call, f url.Values) (any, 
 	if e := checkName("roleName", role, 64); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:AddRoleToInstanceProfile", s.resolve(func(m *model) string { return m.profileARNFor(name) })); e != nil {
+	if e := s.authorizeProfile(c, "iam:AddRoleToInstanceProfile", name); e != nil {
 		return nil, e
 	}
 	var roleARN string
@@ -232,7 +232,7 @@ func (s *Service) removeRoleFromInstanceProfile(c *account.Call, f url.Values) (
 	if e := checkName("roleName", role, 64); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:RemoveRoleFromInstanceProfile", s.resolve(func(m *model) string { return m.profileARNFor(name) })); e != nil {
+	if e := s.authorizeProfile(c, "iam:RemoveRoleFromInstanceProfile", name); e != nil {
 		return nil, e
 	}
 	return s.mutate(func(m *model) (any, []account.Op, *account.Error) {
@@ -246,7 +246,7 @@ func (s *Service) tagInstanceProfile(c *account.Call, f url.Values) (any, *accou
 	if e := checkProfileName(name); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:TagInstanceProfile", s.resolve(func(m *model) string { return m.profileARNFor(name) })); e != nil {
+	if e := s.authorizeProfile(c, "iam:TagInstanceProfile", name); e != nil {
 		return nil, e
 	}
 	return s.mutate(func(m *model) (any, []account.Op, *account.Error) {
@@ -260,7 +260,7 @@ func (s *Service) untagInstanceProfile(c *account.Call, f url.Values) (any, *acc
 	if e := checkProfileName(name); e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:UntagInstanceProfile", s.resolve(func(m *model) string { return m.profileARNFor(name) })); e != nil {
+	if e := s.authorizeProfile(c, "iam:UntagInstanceProfile", name); e != nil {
 		return nil, e
 	}
 	return s.mutate(func(m *model) (any, []account.Op, *account.Error) {
@@ -295,7 +295,7 @@ func (s *Service) listInstanceProfilesForRole(c *account.Call, f url.Values) (an
 	if e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:ListInstanceProfilesForRole", s.resolve(func(m *model) string { return m.roleARNFor(role) })); e != nil {
+	if e := s.authorizeRole(c, "iam:ListInstanceProfilesForRole", role); e != nil {
 		return nil, e
 	}
 	return s.read(func(m *model) (any, *account.Error) {
@@ -328,7 +328,7 @@ func (s *Service) listInstanceProfileTags(c *account.Call, f url.Values) (any, *
 	if e != nil {
 		return nil, e
 	}
-	if e := s.authorize(c, "iam:ListInstanceProfileTags", s.resolve(func(m *model) string { return m.profileARNFor(name) })); e != nil {
+	if e := s.authorizeProfile(c, "iam:ListInstanceProfileTags", name); e != nil {
 		return nil, e
 	}
 	return s.read(func(m *model) (any, *account.Error) {

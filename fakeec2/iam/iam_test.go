@@ -2,23 +2,18 @@ package iam_test
 
 import (
 	"context"
-	"errors"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdk "github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/iam/types"
-	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/account/accounttest"
 	"github.com/karplab/karplab/fakeec2/iam"
 )
 
@@ -34,35 +29,7 @@ func start(t *testing.T, host *account.MemoryHost) (*iam.Service, *sdk.Client) {
 	if err != nil {
 		t.Fatalf("iam.New: %v", err)
 	}
-	srv := httptest.NewServer(account.Handler(host, svc))
-	t.Cleanup(srv.Close)
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("eu-west-2"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDLAB", "secret", "")))
-	if err != nil {
-		t.Fatalf("loading sdk config: %v", err)
-	}
-	return svc, sdk.NewFromConfig(cfg, func(o *sdk.Options) {
-		o.BaseEndpoint = aws.String(srv.URL)
-		o.RetryMaxAttempts = 1
-	})
-}
-
-// apiError returns err's AWS error code and HTTP status ("" and 0 for nil).
-func apiError(t *testing.T, err error) (string, int) {
-	t.Helper()
-	if err == nil {
-		return "", 0
-	}
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
-		t.Fatalf("not an API error: %v", err)
-	}
-	status := 0
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) {
-		status = re.HTTPStatusCode()
-	}
-	return ae.ErrorCode(), status
+	return svc, sdk.NewFromConfig(accounttest.Config(t, accounttest.Start(t, svc, host), accounttest.AccessKey))
 }
 
 func tags(kv ...string) []types.Tag {
@@ -210,7 +177,7 @@ func TestKarpenterFlow(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			code, status := apiError(t, st.call())
+			code, status := accounttest.APIError(t, st.call())
 			if code != st.wantCode || status != st.wantHTTP {
 				t.Fatalf("got %q (HTTP %d), want %q (HTTP %d)", code, status, st.wantCode, st.wantHTTP)
 			}
@@ -330,7 +297,7 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.call()
-			code, status := apiError(t, err)
+			code, status := accounttest.APIError(t, err)
 			if code != tt.wantCode || status != tt.wantHTTP {
 				t.Fatalf("got %q (HTTP %d): %v; want %q (HTTP %d)", code, status, err, tt.wantCode, tt.wantHTTP)
 			}
@@ -495,7 +462,7 @@ func TestPolicyDenial(t *testing.T) {
 			rec := &recorder{deny: tt.deny, reason: "lab policy denies " + tt.deny}
 			host.Policy = rec.policy
 			err := tt.call(c)
-			if code, status := apiError(t, err); code != "AccessDenied" || status != 403 {
+			if code, status := accounttest.APIError(t, err); code != "AccessDenied" || status != 403 {
 				t.Fatalf("got %q (HTTP %d): %v; want AccessDenied (403)", code, status, err)
 			}
 			if !strings.Contains(err.Error(), tt.wantMsg) {
@@ -664,7 +631,7 @@ func TestMalformedBeforePolicy(t *testing.T) {
 	rec := &recorder{deny: "iam:GetInstanceProfile", reason: "denied"}
 	host.Policy = rec.policy
 	_, err := c.GetInstanceProfile(context.Background(), &sdk.GetInstanceProfileInput{InstanceProfileName: aws.String("bad/name")})
-	if code, _ := apiError(t, err); code != "ValidationError" {
+	if code, _ := accounttest.APIError(t, err); code != "ValidationError" {
 		t.Fatalf("got %q: %v; want ValidationError", code, err)
 	}
 	if len(rec.asked) != 0 {

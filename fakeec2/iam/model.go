@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -220,14 +219,25 @@ func checkPolicyDocument(doc string) *account.Error {
 
 // sortedByName returns the values of m ordered by lower-cased name, as IAM lists them.
 func sortedByName[T any](m map[string]*T) []*T {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := account.SortedKeys(m)
 	out := make([]*T, len(keys))
 	for i, k := range keys {
 		out[i] = m[k]
 	}
 	return out
+}
+
+// underPath returns the values of m whose path starts with prefix ("" or "/": all), by
+// name: what IAM's List calls with a PathPrefix answer.
+func underPath[T any](m map[string]*T, prefix string, path func(*T) string) ([]*T, *account.Error) {
+	if e := checkPathPrefix(prefix); e != nil {
+		return nil, e
+	}
+	var out []*T
+	for _, v := range sortedByName(m) {
+		if strings.HasPrefix(path(v), prefix) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }

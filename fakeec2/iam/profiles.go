@@ -151,16 +151,7 @@ func (m *model) untagProfile(name string, keys []string) ([]account.Op, *account
 
 // listProfiles returns the profiles whose path starts with prefix, by name.
 func (m *model) listProfiles(prefix string) ([]*profile, *account.Error) {
-	if e := checkPathPrefix(prefix); e != nil {
-		return nil, e
-	}
-	var out []*profile
-	for _, p := range sortedByName(m.profiles) {
-		if strings.HasPrefix(p.Path, prefix) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return underPath(m.profiles, prefix, func(p *profile) string { return p.Path })
 }
 
 func (m *model) profilesForRole(role string) ([]*profile, *account.Error) {

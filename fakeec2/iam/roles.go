@@ -2,7 +2,6 @@ package iam
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
@@ -72,16 +71,7 @@ func (m *model) getRole(name string) (*Role, *account.Error) {
 
 // listRoles returns the roles whose path starts with prefix ("" or "/": all), by name.
 func (m *model) listRoles(prefix string) ([]*Role, *account.Error) {
-	if e := checkPathPrefix(prefix); e != nil {
-		return nil, e
-	}
-	var out []*Role
-	for _, r := range sortedByName(m.roles) {
-		if strings.HasPrefix(r.Path, prefix) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return underPath(m.roles, prefix, func(r *Role) string { return r.Path })
 }
 
 // deleteRole removes a role that no instance profile holds.

@@ -39,6 +39,7 @@ type Options struct {
 type Service struct {
 	host  account.Host
 	seeds []SeedRole
+	query account.QueryService
 
 	mu sync.Mutex
 	m  *model
@@ -53,6 +54,7 @@ func New(host account.Host, opts Options) (*Service, error) {
 		seeds = DefaultSeedRoles()
 	}
 	s := &Service{host: host, seeds: seeds, m: newModel(host.AccountID())}
+	s.query = s.queryService()
 	if err := s.load(); err != nil {
 		return nil, err
 	}

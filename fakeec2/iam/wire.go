@@ -15,62 +15,34 @@ const (
 	Version   = "2010-05-08"
 )
 
-type handler func(s *Service, c *account.Call, f url.Values) (any, *account.Error)
-
-type actionSpec struct {
-	fn       handler
-	readOnly bool
-}
-
-var actions = map[string]actionSpec{
-	"GetRole":                       {fn: (*Service).getRole, readOnly: true},
-	"CreateRole":                    {fn: (*Service).createRole},
-	"DeleteRole":                    {fn: (*Service).deleteRole},
-	"ListRoles":                     {fn: (*Service).listRoles, readOnly: true},
-	"GetInstanceProfile":            {fn: (*Service).getInstanceProfile, readOnly: true},
-	"CreateInstanceProfile":         {fn: (*Service).createInstanceProfile},
-	"DeleteInstanceProfile":         {fn: (*Service).deleteInstanceProfile},
-	"AddRoleToInstanceProfile":      {fn: (*Service).addRoleToInstanceProfile},
-	"RemoveRoleFromInstanceProfile": {fn: (*Service).removeRoleFromInstanceProfile},
-	"TagInstanceProfile":            {fn: (*Service).tagInstanceProfile},
-	"UntagInstanceProfile":          {fn: (*Service).untagInstanceProfile},
-	"ListInstanceProfiles":          {fn: (*Service).listInstanceProfiles, readOnly: true},
-	"ListInstanceProfilesForRole":   {fn: (*Service).listInstanceProfilesForRole, readOnly: true},
-	"ListInstanceProfileTags":       {fn: (*Service).listInstanceProfileTags, readOnly: true},
+// queryService is IAM's awsquery dispatch table, bound to s.
+func (s *Service) queryService() account.QueryService {
+	ro := func(h account.QueryHandler) account.QueryActionSpec {
+		return account.QueryActionSpec{Handler: h, ReadOnly: true}
+	}
+	rw := func(h account.QueryHandler) account.QueryActionSpec { return account.QueryActionSpec{Handler: h} }
+	return account.QueryService{Namespace: Namespace, Version: Version, Actions: map[string]account.QueryActionSpec{
+		"GetRole":                       ro(s.getRole),
+		"CreateRole":                    rw(s.createRole),
+		"DeleteRole":                    rw(s.deleteRole),
+		"ListRoles":                     ro(s.listRoles),
+		"GetInstanceProfile":            ro(s.getInstanceProfile),
+		"CreateInstanceProfile":         rw(s.createInstanceProfile),
+		"DeleteInstanceProfile":         rw(s.deleteInstanceProfile),
+		"AddRoleToInstanceProfile":      rw(s.addRoleToInstanceProfile),
+		"RemoveRoleFromInstanceProfile": rw(s.removeRoleFromInstanceProfile),
+		"TagInstanceProfile":            rw(s.tagInstanceProfile),
+		"UntagInstanceProfile":          rw(s.untagInstanceProfile),
+		"ListInstanceProfiles":          ro(s.listInstanceProfiles),
+		"ListInstanceProfilesForRole":   ro(s.listInstanceProfilesForRole),
+		"ListInstanceProfileTags":       ro(s.listInstanceProfileTags),
+	}}
 }
 
 // Serve answers one awsquery call: form-encoded in the body (or the URL's query, which
 // IAM also accepts), XML out.
 func (s *Service) Serve(c *account.Call) *account.Response {
-	f, err := url.ParseQuery(string(c.Body))
-	if err != nil {
-		return account.QueryError(Namespace, c.RequestID, account.BadRequest("MalformedQueryString", "The query string is malformed: %v", err))
-	}
-	if c.HTTP != nil {
-		for k, v := range c.HTTP.URL.Query() {
-			if _, ok := f[k]; !ok {
-				f[k] = v
-			}
-		}
-	}
-	c.Action = f.Get("Action")
-	c.Params = account.FlattenForm(f)
-	delete(c.Params, "Action")
-	delete(c.Params, "Version")
-	if c.Action == "" {
-		return account.QueryError(Namespace, c.RequestID, account.BadRequest("MissingAction", "Missing Action"))
-	}
-	spec, ok := actions[c.Action]
-	if !ok || f.Get("Version") != Version {
-		return account.QueryError(Namespace, c.RequestID, account.BadRequest("InvalidAction",
-			"Could not find operation %s for version %s", c.Action, f.Get("Version")))
-	}
-	c.ReadOnly = spec.readOnly
-	out, e := spec.fn(s, c, f)
-	if e != nil {
-		return account.QueryError(Namespace, c.RequestID, e)
-	}
-	return account.QueryResponse(Namespace, c.Action, c.RequestID, out)
+	return account.ServeQuery(c, s.query)
 }
 
 // authorize asks the account's policy; a denial answers AccessDenied and is recorded.
@@ -82,6 +54,16 @@ func (s *Service) authorize(c *account.Call, action, resource string) *account.E
 	c.DenialReason = reason
 	return account.Errorf(http.StatusForbidden, "AccessDenied", "%s",
 		account.NotAuthorizedMessage(s.host, c.Caller, action, resource))
+}
+
+// authorizeProfile asks the policy about action on the named instance profile's ARN.
+func (s *Service) authorizeProfile(c *account.Call, action, name string) *account.Error {
+	return s.authorize(c, action, s.resolve(func(m *model) string { return m.profileARNFor(name) }))
+}
+
+// authorizeRole asks the policy about action on the named role's ARN.
+func (s *Service) authorizeRole(c *account.Call, action, name string) *account.Error {
+	return s.authorize(c, action, s.resolve(func(m *model) string { return m.roleARNFor(name) }))
 }
 
 // resolve reads an ARN from the model under the lock, for authorize to check.

@@ -3,22 +3,18 @@ package pricing_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http/httptest"
 	"sort"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awspricing "github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/pricing/types"
-	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/account/accounttest"
 	"github.com/karplab/karplab/fakeec2/pricing"
 )
 
@@ -37,18 +33,7 @@ func start(t testing.TB, host *account.MemoryHost, opts pricing.Options) *awspri
 	if err != nil {
 		t.Fatalf("pricing.New: %v", err)
 	}
-	srv := httptest.NewServer(account.Handler(host, svc))
-	t.Cleanup(srv.Close)
-	return client(t, srv.URL)
-}
-
-func client(t testing.TB, url string) *awspricing.Client {
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("eu-west-2"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDLAB", "secret", "")))
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	return awspricing.NewFromConfig(cfg, func(o *awspricing.Options) { o.BaseEndpoint = aws.String(url) })
+	return awspricing.NewFromConfig(accounttest.Config(t, accounttest.Start(t, svc, host), accounttest.AccessKey))
 }
 
 func tm(field, value string) types.Filter {
@@ -123,17 +108,6 @@ func allProducts(t *testing.T, c *awspricing.Client, in *awspricing.GetProductsI
 		out = append(out, page.PriceList...)
 	}
 	return out
-}
-
-func errorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	if err != nil {
-		return "non-API error: " + err.Error()
-	}
-	return ""
 }
 
 func TestGetProductsKarpenterQueries(t *testing.T) {
@@ -295,7 +269,7 @@ func TestGetProductsErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC).Add(tt.later)
 			_, err := c.GetProducts(context.Background(), tt.in)
-			if got := errorCode(err); got != tt.want {
+			if got := accounttest.APIErrorCode(err); got != tt.want {
 				t.Errorf("error code = %q, want %q (%v)", got, tt.want, err)
 			}
 		})
@@ -331,7 +305,7 @@ func TestPolicyDenial(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			asked = nil
 			err := tt.call()
-			if got := errorCode(err); got != "AccessDeniedException" {
+			if got := accounttest.APIErrorCode(err); got != "AccessDeniedException" {
 				t.Errorf("error code = %q, want AccessDeniedException", got)
 			}
 			if diff := cmp.Diff([]string{"AKIDLAB " + tt.action + " *"}, asked); diff != "" {
@@ -360,7 +334,7 @@ func TestDescribeServicesAndAttributeValues(t *testing.T) {
 			t.Errorf("AttributeNames lacks %s", n)
 		}
 	}
-	if _, err := c.DescribeServices(ctx, &awspricing.DescribeServicesInput{ServiceCode: aws.String("AmazonS4")}); errorCode(err) != "NotFoundException" {
+	if _, err := c.DescribeServices(ctx, &awspricing.DescribeServicesInput{ServiceCode: aws.String("AmazonS4")}); accounttest.APIErrorCode(err) != "NotFoundException" {
 		t.Errorf("unknown service: %v, want NotFoundException", err)
 	}
 	tests := []struct {
@@ -384,7 +358,7 @@ func TestDescribeServicesAndAttributeValues(t *testing.T) {
 			p := awspricing.NewGetAttributeValuesPaginator(c, in)
 			for p.HasMorePages() {
 				out, err := p.NextPage(ctx)
-				if code := errorCode(err); code != tt.code {
+				if code := accounttest.APIErrorCode(err); code != tt.code {
 					t.Fatalf("error code = %q, want %q (%v)", code, tt.code, err)
 				}
 				if err != nil {

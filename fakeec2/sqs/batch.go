@@ -83,82 +83,81 @@ func entryError(id string, e *account.Error) batchError {
 	return batchError{Id: id, SenderFault: !e.Receiver, Code: e.Code, Message: e.Message}
 }
 
-func (s *Service) sendMessageBatch(c *account.Call, in *sendBatchIn) (*sendBatchOut, *account.Error) {
-	name, e := s.resolve(c, "SendMessage", in.QueueUrl)
+// runBatch is what the batch actions share: the policy (as the single action) and the
+// whole-request checks first, then each entry under the lock, its failure reported in the
+// answer, and the writes of the successes committed together.
+func runBatch[E any](s *Service, c *account.Call, action, queueURL, entry, what string, entries []E,
+	id func(E) string, run func(q *queue, en E) ([]account.Op, *account.Error)) ([]batchError, *account.Error) {
+	name, e := s.resolve(c, action, queueURL)
 	if e != nil {
 		return nil, e
 	}
-	ids := make([]string, len(in.Entries))
-	for i, en := range in.Entries {
-		ids[i] = en.Id
+	ids := make([]string, len(entries))
+	for i, en := range entries {
+		ids[i] = id(en)
 	}
-	if e := checkBatch("SendMessageBatchRequestEntry", ids); e != nil {
+	if e := checkBatch(entry, ids); e != nil {
 		return nil, e
 	}
-	out := &sendBatchOut{Successful: []sendBatchResult{}, Failed: []batchError{}}
+	failed := []batchError{}
 	s.mu.Lock()
 	q, e := s.m.queue(name)
 	var ops []account.Op
-	for _, en := range in.Entries {
-		if e != nil {
-			break
-		}
-		msg, mops, me := q.send(sendInput{Body: en.MessageBody, Delay: en.DelaySeconds, Attrs: en.MessageAttributes,
-			SenderID: c.Caller}, s.newMessageID(), s.host.Now())
-		if me != nil {
-			out.Failed = append(out.Failed, entryError(en.Id, me))
+	for i := 0; e == nil && i < len(entries); i++ {
+		eops, ee := run(q, entries[i])
+		if ee != nil {
+			failed = append(failed, entryError(ids[i], ee))
 			continue
 		}
-		ops = append(ops, mops...)
-		out.Successful = append(out.Successful, sendBatchResult{Id: en.Id, MessageId: msg.ID,
-			MD5OfMessageBody: msg.MD5Body, MD5OfMessageAttributes: msg.MD5Attrs})
+		ops = append(ops, eops...)
 	}
 	wait := s.host.Store().Enqueue(ops...)
 	s.mu.Unlock()
 	if e != nil {
 		return nil, e
 	}
-	if e := commit(wait, "messages"); e != nil {
+	if e := commit(wait, what); e != nil {
 		return nil, e
 	}
+	return failed, nil
+}
+
+func (s *Service) sendMessageBatch(c *account.Call, in *sendBatchIn) (*sendBatchOut, *account.Error) {
+	out := &sendBatchOut{Successful: []sendBatchResult{}}
+	failed, e := runBatch(s, c, "SendMessage", in.QueueUrl, "SendMessageBatchRequestEntry", "messages", in.Entries,
+		func(en sendBatchEntry) string { return en.Id },
+		func(q *queue, en sendBatchEntry) ([]account.Op, *account.Error) {
+			msg, ops, e := q.send(sendInput{Body: en.MessageBody, Delay: en.DelaySeconds, Attrs: en.MessageAttributes,
+				SenderID: c.Caller}, s.newMessageID(), s.host.Now())
+			if e != nil {
+				return nil, e
+			}
+			out.Successful = append(out.Successful, sendBatchResult{Id: en.Id, MessageId: msg.ID,
+				MD5OfMessageBody: msg.MD5Body, MD5OfMessageAttributes: msg.MD5Attrs})
+			return ops, nil
+		})
+	if e != nil {
+		return nil, e
+	}
+	out.Failed = failed
 	return out, nil
 }
 
 func (s *Service) deleteMessageBatch(c *account.Call, in *deleteBatchIn) (*deleteBatchOut, *account.Error) {
-	name, e := s.resolve(c, "DeleteMessage", in.QueueUrl)
+	out := &deleteBatchOut{Successful: []batchID{}}
+	failed, e := runBatch(s, c, "DeleteMessage", in.QueueUrl, "DeleteMessageBatchRequestEntry", "deletes", in.Entries,
+		func(en deleteBatchEntry) string { return en.Id },
+		func(q *queue, en deleteBatchEntry) ([]account.Op, *account.Error) {
+			ops, e := q.deleteMessage(en.ReceiptHandle)
+			if e != nil {
+				return nil, e
+			}
+			out.Successful = append(out.Successful, batchID{Id: en.Id})
+			return ops, nil
+		})
 	if e != nil {
 		return nil, e
 	}
-	ids := make([]string, len(in.Entries))
-	for i, en := range in.Entries {
-		ids[i] = en.Id
-	}
-	if e := checkBatch("DeleteMessageBatchRequestEntry", ids); e != nil {
-		return nil, e
-	}
-	out := &deleteBatchOut{Successful: []batchID{}, Failed: []batchError{}}
-	s.mu.Lock()
-	q, e := s.m.queue(name)
-	var ops []account.Op
-	for _, en := range in.Entries {
-		if e != nil {
-			break
-		}
-		dops, de := q.deleteMessage(en.ReceiptHandle)
-		if de != nil {
-			out.Failed = append(out.Failed, entryError(en.Id, de))
-			continue
-		}
-		ops = append(ops, dops...)
-		out.Successful = append(out.Successful, batchID{Id: en.Id})
-	}
-	wait := s.host.Store().Enqueue(ops...)
-	s.mu.Unlock()
-	if e != nil {
-		return nil, e
-	}
-	if e := commit(wait, "deletes"); e != nil {
-		return nil, e
-	}
+	out.Failed = failed
 	return out, nil
 }

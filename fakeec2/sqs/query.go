@@ -16,78 +16,11 @@ const (
 	Version   = "2012-11-05"
 )
 
-type queryHandler func(s *Service, c *account.Call, f url.Values) (any, *account.Error)
-
-type querySpec struct {
-	fn       queryHandler
-	readOnly bool
-}
-
-// queryAction adapts a typed action: decode the form, run it, shape the XML result.
-func queryAction[In any, Out any](dec func(url.Values) (*In, *account.Error),
-	run func(*Service, *account.Call, *In) (*Out, *account.Error), enc func(*Out) any) queryHandler {
-	return func(s *Service, c *account.Call, f url.Values) (any, *account.Error) {
-		in, e := dec(f)
-		if e != nil {
-			return nil, e
-		}
-		out, e := run(s, c, in)
-		if e != nil {
-			return nil, e
-		}
-		return enc(out), nil
-	}
-}
-
 func noResult(*empty) any { return nil }
-
-var queryActions = map[string]querySpec{
-	"CreateQueue":             {fn: queryAction(decCreateQueue, (*Service).createQueue, encQueueURL)},
-	"GetQueueUrl":             {fn: queryAction(decGetQueueURL, (*Service).getQueueURL, encQueueURL), readOnly: true},
-	"ListQueues":              {fn: queryAction(decListQueues, (*Service).listQueues, encListQueues), readOnly: true},
-	"GetQueueAttributes":      {fn: queryAction(decGetAttributes, (*Service).getQueueAttributes, encAttributes), readOnly: true},
-	"SetQueueAttributes":      {fn: queryAction(decSetAttributes, (*Service).setQueueAttributes, noResult)},
-	"DeleteQueue":             {fn: queryAction(decQueue, (*Service).deleteQueue, noResult)},
-	"PurgeQueue":              {fn: queryAction(decQueue, (*Service).purgeQueue, noResult)},
-	"SendMessage":             {fn: queryAction(decSend, (*Service).sendMessage, encSend)},
-	"SendMessageBatch":        {fn: queryAction(decSendBatch, (*Service).sendMessageBatch, encSendBatch)},
-	"ReceiveMessage":          {fn: queryAction(decReceive, (*Service).receiveMessage, encReceive)},
-	"DeleteMessage":           {fn: queryAction(decDeleteMessage, (*Service).deleteMessage, noResult)},
-	"DeleteMessageBatch":      {fn: queryAction(decDeleteBatch, (*Service).deleteMessageBatch, encDeleteBatch)},
-	"ChangeMessageVisibility": {fn: queryAction(decChangeVisibility, (*Service).changeMessageVisibility, noResult)},
-}
 
 // serveQuery answers the awsquery form (body, or the URL's query) with XML.
 func (s *Service) serveQuery(c *account.Call) *account.Response {
-	f, err := url.ParseQuery(string(c.Body))
-	if err != nil {
-		return account.QueryError(Namespace, c.RequestID, account.BadRequest("MalformedQueryString", "The query string is malformed: %v", err))
-	}
-	if c.HTTP != nil {
-		for k, v := range c.HTTP.URL.Query() {
-			if _, ok := f[k]; !ok {
-				f[k] = v
-			}
-		}
-	}
-	c.Action = f.Get("Action")
-	c.Params = account.FlattenForm(f)
-	delete(c.Params, "Action")
-	delete(c.Params, "Version")
-	if c.Action == "" {
-		return account.QueryError(Namespace, c.RequestID, account.BadRequest("MissingAction", "Missing Action"))
-	}
-	spec, ok := queryActions[c.Action]
-	if v := f.Get("Version"); !ok || (v != "" && v != Version) {
-		return account.QueryError(Namespace, c.RequestID, account.BadRequest("InvalidAction",
-			"The action %s is not valid for this endpoint.", c.Action))
-	}
-	c.ReadOnly = spec.readOnly
-	out, e := spec.fn(s, c, f)
-	if e != nil {
-		return account.QueryError(Namespace, c.RequestID, e)
-	}
-	return account.QueryResponse(Namespace, c.Action, c.RequestID, out)
+	return account.ServeQuery(c, s.table.query)
 }
 
 // Form decoding: lists are Name.N, maps Name.N.Name/Name.N.Value.

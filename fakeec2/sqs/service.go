@@ -22,7 +22,7 @@ type Service struct {
 	host     account.Host
 	endpoint string
 
-	table map[string]account.JSONActionSpec
+	table protocols
 
 	mu sync.Mutex
 	m  *model
@@ -37,7 +37,7 @@ func New(host account.Host, opts Options) (*Service, error) {
 		ep = fmt.Sprintf("https://sqs.%s.amazonaws.com", host.Region())
 	}
 	s := &Service{host: host, endpoint: ep, m: newModel(host.Region(), host.AccountID())}
-	s.table = s.jsonTable()
+	s.table = s.tables()
 	st := host.Store()
 	err := account.LoadJSON(st, bucketQueues, func(_ string, q *queue) {
 		q.wake = make(chan struct{})

@@ -10,14 +10,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/account/accounttest"
 	"github.com/karplab/karplab/fakeec2/sqs"
 )
 
@@ -68,14 +66,8 @@ func (e *env) start(t testing.TB) {
 		t.Fatalf("sqs.New: %v", err)
 	}
 	e.svc = svc
-	e.srv = httptest.NewServer(account.Handler(e.host, svc))
-	t.Cleanup(e.srv.Close)
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("eu-west-2"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDLAB", "secret", "")))
-	if err != nil {
-		t.Fatalf("loading config: %v", err)
-	}
-	e.client = awssqs.NewFromConfig(cfg, func(o *awssqs.Options) { o.BaseEndpoint = aws.String(e.srv.URL) })
+	e.srv = accounttest.Server(t, svc, e.host)
+	e.client = awssqs.NewFromConfig(accounttest.Config(t, e.srv.URL, accounttest.AccessKey))
 }
 
 func (e *env) createQueue(t testing.TB, name string, attrs map[string]string) string {
@@ -85,17 +77,6 @@ func (e *env) createQueue(t testing.TB, name string, attrs map[string]string) st
 		t.Fatalf("CreateQueue %s: %v", name, err)
 	}
 	return aws.ToString(out.QueueUrl)
-}
-
-func errorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	if err != nil {
-		return "non-API error: " + err.Error()
-	}
-	return ""
 }
 
 // karpenterReceive is the ReceiveMessage karpenter-provider-aws's sqs provider sends.
@@ -159,7 +140,7 @@ func TestQueues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := errorCode(tt.call()); got != tt.wantCode {
+			if got := accounttest.APIErrorCode(tt.call()); got != tt.wantCode {
 				t.Errorf("error code = %q, want %q", got, tt.wantCode)
 			}
 		})
@@ -209,7 +190,7 @@ func TestQueues(t *testing.T) {
 	if _, err := e.client.DeleteQueue(ctx, &awssqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
 		t.Fatalf("DeleteQueue: %v", err)
 	}
-	if _, err := e.client.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("ziba-production")}); errorCode(err) != "AWS.SimpleQueueService.NonExistentQueue" {
+	if _, err := e.client.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String("ziba-production")}); accounttest.APIErrorCode(err) != "AWS.SimpleQueueService.NonExistentQueue" {
 		t.Errorf("GetQueueUrl after delete: %v", err)
 	}
 }
@@ -287,7 +268,7 @@ func TestKarpenterReceiveAndDelete(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.client.DeleteMessage(ctx, &awssqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(tt.handle)})
-			if got := errorCode(err); got != tt.wantCode {
+			if got := accounttest.APIErrorCode(err); got != tt.wantCode {
 				t.Errorf("error code = %q, want %q", got, tt.wantCode)
 			}
 			left, err := e.svc.Messages("ziba-production")
@@ -322,7 +303,7 @@ func TestSendMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.in.QueueUrl = aws.String(url)
 			out, err := e.client.SendMessage(ctx, tt.in) // the SDK checks MD5OfMessageBody itself
-			if got := errorCode(err); got != tt.wantCode {
+			if got := accounttest.APIErrorCode(err); got != tt.wantCode {
 				t.Fatalf("error code = %q (%v), want %q", got, err, tt.wantCode)
 			}
 			if err == nil && aws.ToString(out.MessageId) == "" {
@@ -375,7 +356,7 @@ func TestReceiveLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.in.QueueUrl = aws.String(url)
 			_, err := e.client.ReceiveMessage(context.Background(), &tt.in)
-			if got := errorCode(err); got != "InvalidParameterValue" {
+			if got := accounttest.APIErrorCode(err); got != "InvalidParameterValue" {
 				t.Errorf("error code = %q, want InvalidParameterValue", got)
 			}
 		})
@@ -396,7 +377,7 @@ func TestVisibilityAndPurge(t *testing.T) {
 	}
 	h := out.Messages[0].ReceiptHandle
 	if _, err := e.client.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url),
-		ReceiptHandle: h, VisibilityTimeout: 43201}); errorCode(err) != "InvalidParameterValue" {
+		ReceiptHandle: h, VisibilityTimeout: 43201}); accounttest.APIErrorCode(err) != "InvalidParameterValue" {
 		t.Errorf("ChangeMessageVisibility 43201: %v", err)
 	}
 	// VisibilityTimeout 0 is the SDK's zero value, which it does not send: use 1s.
@@ -406,7 +387,7 @@ func TestVisibilityAndPurge(t *testing.T) {
 	}
 	e.clock.Advance(time.Second)
 	if _, err := e.client.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url),
-		ReceiptHandle: h, VisibilityTimeout: 5}); errorCode(err) != "AWS.SimpleQueueService.MessageNotInflight" {
+		ReceiptHandle: h, VisibilityTimeout: 5}); accounttest.APIErrorCode(err) != "AWS.SimpleQueueService.MessageNotInflight" {
 		t.Errorf("ChangeMessageVisibility of a visible message: %v", err)
 	}
 	if out, err := e.client.ReceiveMessage(ctx, in); err != nil || len(out.Messages) != 1 {
@@ -419,7 +400,7 @@ func TestVisibilityAndPurge(t *testing.T) {
 	if left, _ := e.svc.Messages("q"); len(left) != 0 {
 		t.Errorf("%d messages left after purge", len(left))
 	}
-	if _, err := e.client.PurgeQueue(ctx, &awssqs.PurgeQueueInput{QueueUrl: aws.String(url)}); errorCode(err) != "AWS.SimpleQueueService.PurgeQueueInProgress" {
+	if _, err := e.client.PurgeQueue(ctx, &awssqs.PurgeQueueInput{QueueUrl: aws.String(url)}); accounttest.APIErrorCode(err) != "AWS.SimpleQueueService.PurgeQueueInProgress" {
 		t.Errorf("second PurgeQueue within 60s: %v", err)
 	}
 }
@@ -442,7 +423,7 @@ func TestBatches(t *testing.T) {
 	}
 	_, err = e.client.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: aws.String(url),
 		Entries: []types.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("1")}, {Id: aws.String("a"), MessageBody: aws.String("2")}}})
-	if got := errorCode(err); got != "AWS.SimpleQueueService.BatchEntryIdsNotDistinct" {
+	if got := accounttest.APIErrorCode(err); got != "AWS.SimpleQueueService.BatchEntryIdsNotDistinct" {
 		t.Errorf("duplicate ids: %q", got)
 	}
 	got, err := e.client.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10})
@@ -462,7 +443,7 @@ func TestBatches(t *testing.T) {
 		t.Errorf("DeleteMessageBatch: ok %v failed %v", del.Successful, del.Failed)
 	}
 	if _, err := e.client.DeleteMessageBatch(ctx, &awssqs.DeleteMessageBatchInput{QueueUrl: aws.String(url),
-		Entries: []types.DeleteMessageBatchRequestEntry{}}); errorCode(err) != "AWS.SimpleQueueService.EmptyBatchRequest" {
+		Entries: []types.DeleteMessageBatchRequestEntry{}}); accounttest.APIErrorCode(err) != "AWS.SimpleQueueService.EmptyBatchRequest" {
 		t.Errorf("empty batch: %v", err)
 	}
 }
@@ -517,7 +498,7 @@ func TestPolicyDenial(t *testing.T) {
 		return ""
 	}
 	_, err := e.client.SendMessage(context.Background(), &awssqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
-	if got := errorCode(err); got != "AccessDenied" {
+	if got := accounttest.APIErrorCode(err); got != "AccessDenied" {
 		t.Errorf("error code = %q, want AccessDenied", got)
 	}
 	var re interface{ HTTPStatusCode() int }

@@ -126,10 +126,7 @@ func (s *Service) describeParameters(c *account.Call, in *describeIn) (*describe
 }
 
 func (s *Service) getParameterHistory(c *account.Call, in *historyIn) (*historyOut, *account.Error) {
-	if e := required("name", in.Name); e != nil {
-		return nil, e
-	}
-	r, e := parseRef(*in.Name)
+	r, e := nameRef(in.Name)
 	if e != nil {
 		return nil, e
 	}

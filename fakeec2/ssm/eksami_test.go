@@ -11,6 +11,7 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/karplab/karplab/fakeec2/account/accounttest"
 	"github.com/karplab/karplab/fakeec2/ssm"
 )
 
@@ -160,7 +161,7 @@ func TestEKSParametersAnswerTheProvider(t *testing.T) {
 				asked[p] = true
 				v, err := get(t, c, p)
 				if err != nil {
-					if code, _ := apiError(t, err); code != "ParameterNotFound" {
+					if code, _ := accounttest.APIError(t, err); code != "ParameterNotFound" {
 						t.Errorf("%s: %v, want ParameterNotFound", p, err)
 					}
 					continue

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/account/accounttest"
 	"github.com/karplab/karplab/fakeec2/ssm"
 )
 
@@ -214,7 +215,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, status := apiError(t, tt.call())
+			code, status := accounttest.APIError(t, tt.call())
 			if code != tt.code || status != tt.status {
 				t.Errorf("got %s (%d), want %s (%d)", code, status, tt.code, tt.status)
 			}
@@ -443,7 +444,7 @@ func TestPolicyDenial(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if code, status := apiError(t, tt.call()); code != "AccessDeniedException" || status != http.StatusBadRequest {
+			if code, status := accounttest.APIError(t, tt.call()); code != "AccessDeniedException" || status != http.StatusBadRequest {
 				t.Errorf("got %s (%d), want AccessDeniedException (400)", code, status)
 			}
 		})
@@ -486,7 +487,7 @@ func TestRestartAndReset(t *testing.T) {
 	if v, err := get(t, c2, "/app/keep"); err != nil || v != "2" {
 		t.Errorf("after restart /app/keep = %q, %v", v, err)
 	}
-	if code, _ := apiError(t, func() error { _, err := get(t, c2, "/app/gone"); return err }()); code != "ParameterNotFound" {
+	if code, _ := accounttest.APIError(t, func() error { _, err := get(t, c2, "/app/gone"); return err }()); code != "ParameterNotFound" {
 		t.Errorf("after restart /app/gone: %s, want ParameterNotFound", code)
 	}
 	if got := svc2.PublicNames(); len(got) != 0 {

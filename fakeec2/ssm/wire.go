@@ -110,6 +110,14 @@ func required(member string, v *string) *account.Error {
 	return nil
 }
 
+// nameRef reads a required Name that may select a version or label ("/a:3", "/a:prod").
+func nameRef(name *string) (ref, *account.Error) {
+	if e := required("name", name); e != nil {
+		return ref{}, e
+	}
+	return parseRef(*name)
+}
+
 // maxResults applies an action's MaxResults range and default.
 func maxResults(v *int, limit int) (int, *account.Error) {
 	switch {
@@ -138,10 +146,7 @@ func filters(in []filterIn) []filter {
 }
 
 func (s *Service) getParameter(c *account.Call, in *getParameterIn) (*getParameterOut, *account.Error) {
-	if e := required("name", in.Name); e != nil {
-		return nil, e
-	}
-	r, e := parseRef(*in.Name)
+	r, e := nameRef(in.Name)
 	if e != nil {
 		return nil, e
 	}

@@ -3,21 +3,16 @@ package sts_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdk "github.com/aws/aws-sdk-go-v2/service/sts"
-	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/account/accounttest"
 	"github.com/karplab/karplab/fakeec2/sts"
 )
 
@@ -27,38 +22,11 @@ func start(t *testing.T, host *account.MemoryHost, opts sts.Options) string {
 	if err != nil {
 		t.Fatalf("sts.New: %v", err)
 	}
-	srv := httptest.NewServer(account.Handler(host, svc))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return accounttest.Start(t, svc, host)
 }
 
 func client(t *testing.T, endpoint, key string) *sdk.Client {
-	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(), config.WithRegion("eu-west-2"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(key, "secret", "")))
-	if err != nil {
-		t.Fatalf("loading sdk config: %v", err)
-	}
-	return sdk.NewFromConfig(cfg, func(o *sdk.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
-		o.RetryMaxAttempts = 1
-	})
-}
-
-func apiError(t *testing.T, err error) (string, int) {
-	t.Helper()
-	if err == nil {
-		return "", 0
-	}
-	var ae smithy.APIError
-	if !errors.As(err, &ae) {
-		t.Fatalf("not an API error: %v", err)
-	}
-	var re *awshttp.ResponseError
-	if !errors.As(err, &re) {
-		return ae.ErrorCode(), 0
-	}
-	return ae.ErrorCode(), re.HTTPStatusCode()
+	return sdk.NewFromConfig(accounttest.Config(t, endpoint, key))
 }
 
 // policy denies what deny lists and records every question.
@@ -184,7 +152,7 @@ func TestDecodeAuthorizationMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := client(t, start(t, account.NewMemoryHost(), tt.opts), "AKIDLAB")
 			out, err := c.DecodeAuthorizationMessage(context.Background(), &sdk.DecodeAuthorizationMessageInput{EncodedMessage: aws.String(tt.message)})
-			if code, status := apiError(t, err); code != tt.wantCode || status != tt.wantHTTP {
+			if code, status := accounttest.APIError(t, err); code != tt.wantCode || status != tt.wantHTTP {
 				t.Fatalf("got %q (HTTP %d): %v; want %q (HTTP %d)", code, status, err, tt.wantCode, tt.wantHTTP)
 			}
 			if err != nil {
@@ -212,7 +180,7 @@ func TestDecodeDenied(t *testing.T) {
 	url := start(t, host, sts.Options{Decode: func(string) (string, bool) { decoderCalled = true; return "r", true }})
 	_, err := client(t, url, "AKIDLAB").DecodeAuthorizationMessage(context.Background(),
 		&sdk.DecodeAuthorizationMessageInput{EncodedMessage: aws.String("enc")})
-	if code, status := apiError(t, err); code != "AccessDenied" || status != 403 {
+	if code, status := accounttest.APIError(t, err); code != "AccessDenied" || status != 403 {
 		t.Fatalf("got %q (HTTP %d): %v; want AccessDenied (403)", code, status, err)
 	}
 	if !strings.Contains(err.Error(), "not authorized to perform: sts:DecodeAuthorizationMessage") {

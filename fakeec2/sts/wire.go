@@ -29,15 +29,22 @@ type Options struct {
 
 // Service is the account's STS. It implements account.Service.
 type Service struct {
-	host account.Host
-	opts Options
+	host  account.Host
+	opts  Options
+	query account.QueryService
 }
 
 var _ account.Service = (*Service)(nil)
 
 // New returns STS for host. It has no durable state.
 func New(host account.Host, opts Options) (*Service, error) {
-	return &Service{host: host, opts: opts}, nil
+	s := &Service{host: host, opts: opts}
+	getCallerIdentity := func(c *account.Call, _ url.Values) (any, *account.Error) { return s.getCallerIdentity(c), nil }
+	s.query = account.QueryService{Namespace: Namespace, Version: Version, Actions: map[string]account.QueryActionSpec{
+		"GetCallerIdentity":          {Handler: getCallerIdentity, ReadOnly: true},
+		"DecodeAuthorizationMessage": {Handler: s.decodeAuthorizationMessage, ReadOnly: true},
+	}}
+	return s, nil
 }
 
 // Name is STS's SigV4 signing name.
@@ -45,40 +52,9 @@ func (s *Service) Name() string { return "sts" }
 
 // Serve answers one awsquery call.
 func (s *Service) Serve(c *account.Call) *account.Response {
-	f, err := url.ParseQuery(string(c.Body))
-	if err != nil {
-		return account.QueryError(Namespace, c.RequestID, account.BadRequest("MalformedQueryString", "The query string is malformed: %v", err))
-	}
-	if c.HTTP != nil {
-		for k, v := range c.HTTP.URL.Query() {
-			if _, ok := f[k]; !ok {
-				f[k] = v
-			}
-		}
-	}
-	c.Action = f.Get("Action")
-	c.Params = account.FlattenForm(f)
-	delete(c.Params, "Action")
-	delete(c.Params, "Version")
-	c.ReadOnly = true // neither action changes anything
-	var out any
-	var e *account.Error
-	switch {
-	case c.Action == "":
-		e = account.BadRequest("MissingAction", "Missing Action")
-	case f.Get("Version") != Version:
-		e = account.BadRequest("InvalidAction", "Could not find operation %s for version %s", c.Action, f.Get("Version"))
-	case c.Action == "GetCallerIdentity":
-		out = s.getCallerIdentity(c)
-	case c.Action == "DecodeAuthorizationMessage":
-		out, e = s.decodeAuthorizationMessage(c, f)
-	default:
-		e = account.BadRequest("InvalidAction", "Could not find operation %s for version %s", c.Action, Version)
-	}
-	if e != nil {
-		return account.QueryError(Namespace, c.RequestID, e)
-	}
-	return account.QueryResponse(Namespace, c.Action, c.RequestID, out)
+	resp := account.ServeQuery(c, s.query)
+	c.ReadOnly = true // neither action changes anything, not even a rejected call
+	return resp
 }
 
 type callerIdentityResult struct {
