@@ -24,6 +24,7 @@ import (
 //	GET    /_karplab/decode?message=M         DecodedMessage
 //	POST   /_karplab/interrupt                InterruptRequest in, []AuditEvent out (spot warning, then reclaim)
 //	POST   /_karplab/events                   EventRequest in, []AuditEvent out (rebalance, scheduled change)
+//	POST   /_karplab/console                  ConsoleRequest in: lines for an instance's GetConsoleOutput
 //	POST   /_karplab/releases                 ReleaseRequest in, []PublishedImage out (new AMIs)
 //
 // Errors come back as {"error": "..."} with a 4xx/5xx status.
@@ -187,6 +188,16 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, events)
+	case "console":
+		var req ConsoleRequest
+		if !decodeAdminPost(w, r, &req) {
+			return
+		}
+		if err := s.AppendConsoleOutput(req.InstanceID, req.Text); err != nil {
+			adminFail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "appended"})
 	case "releases":
 		var req ReleaseRequest
 		if !decodeAdminPost(w, r, &req) {
@@ -217,6 +228,13 @@ type InterruptRequest struct {
 	// WarningSeconds is how long after the interruption warning EC2 reclaims the
 	// instances; absent: AWS's two minutes, 0: at once.
 	WarningSeconds *int `json:"warningSeconds,omitempty"`
+}
+
+// ConsoleRequest is the body of POST /_karplab/console: lines the instance's OS printed
+// (the simulated kubelet's nodeadm and cloud-init output), for GetConsoleOutput.
+type ConsoleRequest struct {
+	InstanceID string `json:"instanceId"`
+	Text       string `json:"text"`
 }
 
 // EventRequest is the body of POST /_karplab/events: an event EC2 raises on instances.

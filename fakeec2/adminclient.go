@@ -172,6 +172,12 @@ func (c *AdminClient) InterruptSpot(ctx context.Context, warning time.Duration, 
 	return out, c.do(ctx, http.MethodPost, "interrupt", nil, InterruptRequest{InstanceIDs: instanceIDs, WarningSeconds: &secs}, &out)
 }
 
+// AppendConsoleOutput adds lines to what GetConsoleOutput shows for an instance (see
+// Server.AppendConsoleOutput).
+func (c *AdminClient) AppendConsoleOutput(ctx context.Context, instanceID, text string) error {
+	return c.do(ctx, http.MethodPost, "console", nil, ConsoleRequest{InstanceID: instanceID, Text: text}, nil)
+}
+
 // RaiseEvent makes EC2 raise kind's event for the instances (see Server.RaiseEvent).
 func (c *AdminClient) RaiseEvent(ctx context.Context, kind EventKind, instanceIDs ...string) ([]AuditEvent, error) {
 	var out []AuditEvent

@@ -1,7 +1,9 @@
 package fakeec2_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,5 +163,25 @@ func TestIntegrationAMIParameters(t *testing.T) {
 		Name: aws.String("/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/arm64/nvidia/amazon-eks-node-al2023-arm64-nvidia-1.37-v20261001/image_id")})
 	if err != nil || aws.ToString(pinned.Parameter.Value) == "" {
 		t.Errorf("pinned arm64 nvidia parameter: %v", err)
+	}
+}
+
+// TestIntegrationConsoleThroughAdmin: what the simulated kubelet appends through the admin
+// API is what GetConsoleOutput shows, base64 as AWS sends it (the SDK decodes nothing).
+func TestIntegrationConsoleThroughAdmin(t *testing.T) {
+	e := newEnv(t)
+	subnets, _, amd64, _ := e.discover()
+	id := e.launch("m6i.large", amd64, subnets[0], 1, nil)[0]
+	e.clock.Advance(time.Minute)
+	e.must(e.admin.AppendConsoleOutput(e.ctx, id, "nodeadm[1042]: bootstrap script exited 1"))
+	out, err := e.ec2.GetConsoleOutput(e.ctx, &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
+	e.must(err)
+	text, err := base64.StdEncoding.DecodeString(aws.ToString(out.Output))
+	e.must(err)
+	if !strings.Contains(string(text), "bootstrap script exited 1") {
+		t.Errorf("console output lacks the appended line:\n%s", text)
+	}
+	if err := e.admin.AppendConsoleOutput(e.ctx, "i-0000000000000dead", "x"); err == nil {
+		t.Error("appending to an unknown instance succeeded")
 	}
 }
