@@ -94,6 +94,7 @@ Start here:
 			kubectlCommand(),
 			labCommand(),
 			checkCommand(),
+			lintCommand(),
 			evidenceCommand(),
 			kubeletCommand(),
 			ec2Command(),
