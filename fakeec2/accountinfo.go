@@ -43,15 +43,13 @@ var regionAttrs = attrTable[regionRow]{
 }
 
 func (s *Server) describeRegions(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	pred, err := compileFilters(fs, regionAttrs, nil)
-	if err != nil {
-		return nil, err
-	}
-	all, _, err := c.q.boolean("AllRegions")
+	var all bool
+	req, err := parseDescribe(c, describeSpec[regionRow]{attrs: regionAttrs, noPaging: true,
+		params: func(q *query) (e *APIError) {
+			all, _, e = q.boolean("AllRegions")
+			return e
+		},
+		idParam: "RegionName", dedupe: true, seq: func(r regionRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -69,19 +67,18 @@ func (s *Server) describeRegions(c *call) (wireResponse, *APIError) {
 			}
 		}
 	}
-	names := c.q.strs("RegionName")
-	for _, n := range names {
-		if _, ok := rows[n]; !ok {
-			return nil, errInvalidValue("Invalid region names: [%s]", n)
-		}
+	for i, name := range sortedKeys(rows) { // answered by name
+		r := rows[name]
+		r.seq = uint64(i + 1)
+		rows[name] = r
+	}
+	page, _, err := req.run(rows, func(n string) *APIError { return errInvalidValue("Invalid region names: [%s]", n) })
+	if err != nil {
+		return nil, err
 	}
 	resp := &describeRegionsResponse{}
-	for _, name := range sortedKeys(rows) {
-		r := rows[name]
-		if len(names) > 0 && !contains(names, name) || !pred(r) {
-			continue
-		}
-		resp.Regions = append(resp.Regions, xmlRegion{RegionName: name, Endpoint: "ec2." + name + ".amazonaws.com", OptInStatus: r.status})
+	for _, r := range page {
+		resp.Regions = append(resp.Regions, xmlRegion{RegionName: r.name, Endpoint: "ec2." + r.name + ".amazonaws.com", OptInStatus: r.status})
 	}
 	return resp, nil
 }
@@ -150,29 +147,28 @@ type describeKeyPairsResponse struct {
 	} `xml:"keySet>item"`
 }
 
-// noneFilters checks a Describe call's filters against names that can never match.
-func noneFilters(c *call, names ...string) *APIError {
-	table := attrTable[struct{}]{}
-	for _, n := range names {
-		table[n] = func(struct{}) []string { return nil }
-	}
-	fs, err := c.q.filters()
+// describeNone answers a Describe of records the lab never has: the filters are checked,
+// the first ID or name asked for is not found, and the list is empty.
+func describeNone(c *call, d describeSpec[struct{}], idNotFound func(string) *APIError) *APIError {
+	req, err := parseDescribe(c, d)
 	if err != nil {
 		return err
 	}
-	_, err = compileFilters(fs, table, func(struct{}) []Tag { return nil })
+	_, _, err = req.run(nil, idNotFound)
 	return err
 }
 
+func noTags(struct{}) []Tag { return nil }
+
 func (s *Server) describeKeyPairs(c *call) (wireResponse, *APIError) {
-	if err := noneFilters(c, "key-name", "key-pair-id", "fingerprint", "key-type"); err != nil {
+	notFound := func(name string) *APIError {
+		return badRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", name)
+	}
+	// KeyName is looked up before KeyPairId, as EC2 does.
+	if err := describeNone(c, describeSpec[struct{}]{attrs: noneTable[struct{}]("key-name", "key-pair-id", "fingerprint", "key-type"),
+		tags: noTags, noPaging: true, idParam: "KeyName", nameParam: "KeyPairId",
+		byName: func(id string) (struct{}, *APIError) { return struct{}{}, notFound(id) }}, notFound); err != nil {
 		return nil, err
-	}
-	if names := c.q.strs("KeyName"); len(names) > 0 {
-		return nil, badRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", names[0])
-	}
-	if ids := c.q.strs("KeyPairId"); len(ids) > 0 {
-		return nil, badRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", ids[0])
 	}
 	if _, _, err := c.q.boolean("IncludePublicKey"); err != nil {
 		return nil, err
@@ -188,15 +184,16 @@ type describeAddressesResponse struct {
 }
 
 func (s *Server) describeAddresses(c *call) (wireResponse, *APIError) {
-	if err := noneFilters(c, "allocation-id", "association-id", "domain", "instance-id", "network-border-group",
-		"network-interface-id", "network-interface-owner-id", "private-ip-address", "public-ip"); err != nil {
+	attrs := noneTable[struct{}]("allocation-id", "association-id", "domain", "instance-id", "network-border-group",
+		"network-interface-id", "network-interface-owner-id", "private-ip-address", "public-ip")
+	if err := describeNone(c, describeSpec[struct{}]{attrs: attrs, tags: noTags, noPaging: true,
+		idParam: "PublicIp", nameParam: "AllocationId",
+		byName: func(id string) (struct{}, *APIError) {
+			return struct{}{}, badRequest("InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist", id)
+		}}, func(ip string) *APIError {
+		return badRequest("InvalidAddress.NotFound", "Address '%s' not found.", ip)
+	}); err != nil {
 		return nil, err
-	}
-	if ips := c.q.strs("PublicIp"); len(ips) > 0 {
-		return nil, badRequest("InvalidAddress.NotFound", "Address '%s' not found.", ips[0])
-	}
-	if ids := c.q.strs("AllocationId"); len(ids) > 0 {
-		return nil, badRequest("InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist", ids[0])
 	}
 	return &describeAddressesResponse{}, nil
 }

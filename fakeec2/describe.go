@@ -1,22 +1,51 @@
 package fakeec2
 
-// describeSpec is the shape most Describe handlers share: filters over a record table,
-// MaxResults/NextToken paging by Seq, and an optional ID list.
+// describeSpec is the shape the Describe handlers share: filters over a record table,
+// MaxResults/NextToken paging by Seq, and lists of IDs or names. Each knob's zero value
+// is the common case.
 type describeSpec[T any] struct {
 	attrs    attrTable[T]
 	tags     func(T) []Tag
-	min, max int    // MaxResults bounds (pageParams)
-	idParam  string // "VpcId", "VolumeId", ...
-	idSet    string // when set, IDs with MaxResults are InvalidParameterCombination (AWS names the set)
+	min, max int  // MaxResults bounds (pageParams)
+	noPaging bool // the action takes no MaxResults/NextToken
 	seq      func(T) uint64
+	// compile replaces attrs and tags where a table is not enough (DescribeTags' resource
+	// filters, DescribeCapacityReservations' names that never match).
+	compile func([]filter) (func(T) bool, *APIError)
+	// params reads the action's other parameters, after paging and before the lists, so
+	// errors come in the order EC2 gives them.
+	params    func(*query) *APIError
+	idParam   string                           // "VpcId", "VolumeId", ...
+	nameParam string                           // a second list, looked up with byName ("GroupName")
+	byName    func(name string) (T, *APIError) // called under s.mu
+	// withMax, when set, refuses an ID or name list with MaxResults: InvalidParameterCombination
+	// with this message.
+	withMax  string
+	checkIDs func(ids []string) *APIError // every ID at once, before the lookups; under s.mu
+	dedupe   bool                         // an ID named twice is answered once
+	keep     func(T) bool                 // a selection besides the filters (Owner, IncludeAllInstances)
+}
+
+// setWithMax is EC2's message for an ID list named set sent with MaxResults.
+func setWithMax(set string) string {
+	return "The parameter " + set + " cannot be used with the parameter maxResults"
+}
+
+// noneTable accepts the filter names but matches nothing: for records the lab never has.
+func noneTable[T any](names ...string) attrTable[T] {
+	t := attrTable[T]{}
+	for _, n := range names {
+		t[n] = func(T) []string { return nil }
+	}
+	return t
 }
 
 // describeReq is a decoded Describe request, checked before the store lock is taken.
 type describeReq[T any] struct {
-	spec describeSpec[T]
-	pred func(T) bool
-	page pageReq
-	ids  []string
+	spec       describeSpec[T]
+	pred       func(T) bool
+	page       pageReq
+	ids, names []string
 }
 
 func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *APIError) {
@@ -24,38 +53,90 @@ func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *APIErro
 	if err != nil {
 		return nil, err
 	}
-	pred, err := compileFilters(fs, d.attrs, d.tags)
+	compile := d.compile
+	if compile == nil {
+		compile = func(fs []filter) (func(T) bool, *APIError) { return compileFilters(fs, d.attrs, d.tags) }
+	}
+	pred, err := compile(fs)
 	if err != nil {
 		return nil, err
 	}
-	p, err := pageParams(c.q, d.min, d.max)
-	if err != nil {
-		return nil, err
+	r := &describeReq[T]{spec: d, pred: pred}
+	if !d.noPaging {
+		if r.page, err = pageParams(c.q, d.min, d.max); err != nil {
+			return nil, err
+		}
 	}
-	ids := c.q.strs(d.idParam)
-	if d.idSet != "" && len(ids) > 0 && p.max > 0 {
-		return nil, badRequest(CodeInvalidParameterCombination, "The parameter %s cannot be used with the parameter maxResults", d.idSet)
+	if d.params != nil {
+		if err := d.params(c.q); err != nil {
+			return nil, err
+		}
 	}
-	return &describeReq[T]{spec: d, pred: pred, page: p, ids: ids}, nil
+	if d.idParam != "" {
+		r.ids = c.q.strs(d.idParam)
+	}
+	if d.nameParam != "" {
+		r.names = c.q.strs(d.nameParam)
+	}
+	if d.withMax != "" && len(r.ids)+len(r.names) > 0 && r.page.max > 0 {
+		return nil, badRequest(CodeInvalidParameterCombination, "%s", d.withMax)
+	}
+	return r, nil
 }
 
-// run answers one page: the named records (the first missing one fails with notFound's
-// error) or all of them, sorted by Seq and filtered. Callers hold s.mu.
+// run answers one page: the records named by the ID and name lists (the first unknown
+// one fails, IDs with notFound's error) or all of them, sorted by Seq, kept and
+// filtered. Callers hold s.mu.
 func (r *describeReq[T]) run(all map[string]T, notFound func(id string) *APIError) ([]T, string, *APIError) {
+	d := r.spec
+	if d.checkIDs != nil {
+		if err := d.checkIDs(r.ids); err != nil {
+			return nil, "", err
+		}
+	}
 	var items []T
+	seen := map[string]bool{}
 	for _, id := range r.ids {
 		x, ok := all[id]
 		if !ok {
 			return nil, "", notFound(id)
 		}
+		if d.dedupe && seen[id] {
+			continue
+		}
+		seen[id] = true
 		items = append(items, x)
 	}
-	if len(r.ids) == 0 {
+	for _, n := range r.names {
+		x, err := d.byName(n)
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, x)
+	}
+	if len(r.ids)+len(r.names) == 0 {
 		for _, x := range all {
 			items = append(items, x)
 		}
 	}
-	bySeq(items, r.spec.seq)
-	page, next := paginate(filterSlice(items, r.pred), r.spec.seq, r.page)
+	bySeq(items, d.seq)
+	page, next := r.list(items)
 	return page, next, nil
+}
+
+// list answers one page of items already in answer order, their Seq set by the caller.
+func (r *describeReq[T]) list(items []T) ([]T, string) {
+	pred := r.pred
+	if keep := r.spec.keep; keep != nil {
+		pred = func(x T) bool { return keep(x) && r.pred(x) }
+	}
+	return r.cut(filterSlice(items, pred))
+}
+
+// cut pages items that are already filtered.
+func (r *describeReq[T]) cut(items []T) ([]T, string) {
+	if r.spec.noPaging {
+		return items, ""
+	}
+	return paginate(items, r.spec.seq, r.page)
 }

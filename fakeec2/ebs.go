@@ -509,19 +509,22 @@ func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError)
 	}
 	attrs["modification-state"] = func(v *volume) []string { return one(wireMod(v.ID, v.Mod, now).ModificationState) }
 	req, err := parseDescribe(c, describeSpec[*volume]{attrs: attrs, tags: func(v *volume) []Tag { return v.Tags },
-		min: 5, max: 500, idParam: "VolumeId", seq: func(v *volume) uint64 { return v.Seq }})
+		min: 5, max: 500, idParam: "VolumeId", seq: func(v *volume) uint64 { return v.Seq },
+		checkIDs: func(ids []string) *APIError {
+			for _, id := range ids {
+				if v := s.volumes[id]; v == nil {
+					return errVolumeNotFound(id)
+				} else if v.Mod == nil {
+					return badRequest("InvalidVolumeModification.NotFound", "Modification for volume '%s' does not exist.", id)
+				}
+			}
+			return nil
+		}})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, id := range req.ids {
-		if v := s.volumes[id]; v == nil {
-			return nil, errVolumeNotFound(id)
-		} else if v.Mod == nil {
-			return nil, badRequest("InvalidVolumeModification.NotFound", "Modification for volume '%s' does not exist.", id)
-		}
-	}
 	withMod := map[string]*volume{}
 	for id, v := range s.volumes {
 		if v.Mod != nil {

@@ -155,6 +155,7 @@ func (s *Server) fleetPoolWire(fl *fleet, in *instance) xmlLTAndOverrides {
 
 // --- DescribeFleetInstances ---
 
+// describeFleetInstances is not a list: it takes one fleet and, for instant fleets, refuses.
 func (s *Server) describeFleetInstances(c *call) (wireResponse, *APIError) {
 	id := c.q.str("FleetId")
 	if id == "" {

@@ -72,37 +72,7 @@ var imageAttrs = attrTable[*image]{
 }
 
 func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	pred, err := compileFilters(fs, imageAttrs, func(i *image) []Tag { return i.Tags })
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 1000)
-	if err != nil {
-		return nil, err
-	}
-	ids, owners := c.q.strs("ImageId"), c.q.strs("Owner")
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var items []*image
-	for _, id := range ids {
-		im := s.images[id]
-		if im == nil {
-			if !validID(id, "ami") {
-				return nil, badRequest(CodeInvalidAMIIDMalformed, "Invalid id: \"%s\" (expecting \"ami-...\")", id)
-			}
-			return nil, badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
-		}
-		items = append(items, im)
-	}
-	if len(ids) == 0 {
-		for _, im := range s.images {
-			items = append(items, im)
-		}
-	}
+	owners := c.q.strs("Owner")
 	ownerOK := func(im *image) bool {
 		if len(owners) == 0 {
 			return true
@@ -114,12 +84,18 @@ func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
 		}
 		return false
 	}
-	seq := func(i *image) uint64 { return i.Seq }
-	bySeq(items, seq)
-	items = filterSlice(items, func(im *image) bool { return ownerOK(im) && pred(im) })
-	resp := &describeImagesResponse{}
-	var page []*image
-	page, resp.NextToken = paginate(items, seq, p)
+	req, err := parseDescribe(c, describeSpec[*image]{attrs: imageAttrs, tags: func(i *image) []Tag { return i.Tags },
+		min: 5, max: 1000, idParam: "ImageId", keep: ownerOK, seq: func(i *image) uint64 { return i.Seq }})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	page, next, err := req.run(s.images, errImageID)
+	if err != nil {
+		return nil, err
+	}
+	resp := &describeImagesResponse{NextToken: next}
 	for _, im := range page {
 		resp.Images = append(resp.Images, xmlImage{
 			ImageID: im.ID, ImageLocation: "amazon/" + im.Name, ImageState: "available", ImageOwnerID: im.OwnerID,
@@ -136,6 +112,14 @@ func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
 		})
 	}
 	return resp, nil
+}
+
+// errImageID is the error for an image ID the account does not hold: malformed or not found.
+func errImageID(id string) *APIError {
+	if !validID(id, "ami") {
+		return badRequest(CodeInvalidAMIIDMalformed, "Invalid id: \"%s\" (expecting \"ami-...\")", id)
+	}
+	return badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
 }
 
 func bootModeFor(arch string) string {

@@ -60,33 +60,59 @@ func tagsByType(specs []tagSpec, allowed map[string]bool) (map[string][]Tag, *AP
 }
 
 // resolveLaunch validates a launch and fills in defaults as EC2 does. subnetID and zone
-// come from the request, an override or the template. Callers hold s.mu.
+// come from the request, an override or the template. It changes nothing. Callers hold s.mu.
 func (s *Server) resolveLaunch(caller string, d launchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *APIError) {
 	spec := &launchSpec{caller: caller, count: count, userData: d.UserData, keyName: d.KeyName}
+	var err *APIError
+	if spec.image, spec.instanceType, err = s.resolveImageType(d); err != nil {
+		return nil, err
+	}
+	if spec.subnet, err = s.resolvePlacement(d, subnetID, count); err != nil {
+		return nil, err
+	}
+	if spec.groups, err = s.resolveGroups(d, spec.subnet); err != nil {
+		return nil, err
+	}
+	if spec.devices, err = resolveDevices(spec.image, d.BlockDevices); err != nil {
+		return nil, err
+	}
+	spec.metadata = resolveMetadata(d.Metadata)
+	spec.iamArn, spec.iamID = s.resolveProfile(d)
+	spec.capacityType = "on-demand"
+	if d.MarketType == "spot" {
+		spec.capacityType = "spot"
+	}
+	if spec.tags, err = tagsByType(d.TagSpecs, allowedTags); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// resolveImageType checks the image, the instance type and that their architectures match.
+func (s *Server) resolveImageType(d launchData) (*image, string, *APIError) {
 	if d.ImageID == "" {
-		return nil, errMissing("ImageId")
+		return nil, "", errMissing("ImageId")
 	}
 	im := s.images[d.ImageID]
 	if im == nil {
-		if !validID(d.ImageID, "ami") {
-			return nil, badRequest(CodeInvalidAMIIDMalformed, "Invalid id: \"%s\" (expecting \"ami-...\")", d.ImageID)
-		}
-		return nil, badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", d.ImageID)
+		return nil, "", errImageID(d.ImageID)
 	}
-	spec.image = im
 	if d.InstanceType == "" {
-		return nil, errMissing("InstanceType")
+		return nil, "", errMissing("InstanceType")
 	}
 	it := s.types[d.InstanceType]
 	if it == nil {
-		return nil, errInvalidValue("Invalid value '%s' for InstanceType.", d.InstanceType)
+		return nil, "", errInvalidValue("Invalid value '%s' for InstanceType.", d.InstanceType)
 	}
 	if it.Arch != im.Architecture {
-		return nil, errInvalidValue("The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", it.Arch, im.Architecture)
+		return nil, "", errInvalidValue("The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", it.Arch, im.Architecture)
 	}
-	spec.instanceType = it.Name
+	return im, it.Name, nil
+}
 
-	// Placement: subnet from the request or the first network interface; zone from Placement.
+// resolvePlacement picks the subnet: the request's or the first network interface's, else
+// the zone's default; it must have count free addresses.
+func (s *Server) resolvePlacement(d launchData, subnetID string, count int) (*subnet, *APIError) {
 	if subnetID == "" && len(d.NetworkInterfaces) > 0 {
 		subnetID = d.NetworkInterfaces[0].SubnetID
 	}
@@ -95,25 +121,26 @@ func (s *Server) resolveLaunch(caller string, d launchData, subnetID string, cou
 			return nil, errInvalidValue("Invalid availability zone: [%s]", d.Zone)
 		}
 	}
+	var sn *subnet
 	if subnetID != "" {
-		sn := s.subnets[subnetID]
-		if sn == nil {
+		if sn = s.subnets[subnetID]; sn == nil {
 			return nil, badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", subnetID)
 		}
 		if d.Zone != "" && d.Zone != sn.Zone {
 			return nil, badRequest(CodeInvalidParameterCombination, "The specified subnet %s is in availability zone %s, not %s.", sn.ID, sn.Zone, d.Zone)
 		}
-		spec.subnet = sn
-	} else {
-		spec.subnet = s.defaultSubnet(d.Zone)
-		if spec.subnet == nil {
-			return nil, badRequest("MissingInput", "No default subnet for availability zone: [%s].", d.Zone)
-		}
+	} else if sn = s.defaultSubnet(d.Zone); sn == nil {
+		return nil, badRequest("MissingInput", "No default subnet for availability zone: [%s].", d.Zone)
 	}
-	if free := s.freeIPCount(spec.subnet); free < count {
-		return nil, badRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", spec.subnet.ID)
+	if free := s.freeIPCount(sn); free < count {
+		return nil, badRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
 	}
+	return sn, nil
+}
 
+// resolveGroups resolves the security groups (by ID, from the first network interface, or
+// by name in the subnet's VPC), defaulting to the VPC's default group.
+func (s *Server) resolveGroups(d launchData, sn *subnet) ([]string, *APIError) {
 	groups := d.SecurityGroupIDs
 	if len(groups) == 0 && len(d.NetworkInterfaces) > 0 {
 		groups = d.NetworkInterfaces[0].Groups
@@ -121,12 +148,12 @@ func (s *Server) resolveLaunch(caller string, d launchData, subnetID string, cou
 	for _, name := range d.SecurityGroups {
 		var found *securityGroup
 		for _, g := range s.groups {
-			if g.Name == name && g.VpcID == spec.subnet.VpcID {
+			if g.Name == name && g.VpcID == sn.VpcID {
 				found = g
 			}
 		}
 		if found == nil {
-			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", name, spec.subnet.VpcID)
+			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", name, sn.VpcID)
 		}
 		groups = append(groups, found.ID)
 	}
@@ -135,68 +162,58 @@ func (s *Server) resolveLaunch(caller string, d launchData, subnetID string, cou
 		if sg == nil {
 			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
 		}
-		if sg.VpcID != spec.subnet.VpcID {
-			return nil, badRequest(CodeInvalidParameter, "Security group %s and subnet %s belong to different networks.", g, spec.subnet.ID)
+		if sg.VpcID != sn.VpcID {
+			return nil, badRequest(CodeInvalidParameter, "Security group %s and subnet %s belong to different networks.", g, sn.ID)
 		}
 	}
 	if len(groups) == 0 {
-		if def := s.defaultGroup(spec.subnet.VpcID); def != nil {
+		if def := s.defaultGroup(sn.VpcID); def != nil {
 			groups = []string{def.ID}
 		}
 	}
-	spec.groups = groups
+	return groups, nil
+}
 
-	devs, err := resolveDevices(im, d.BlockDevices)
-	if err != nil {
-		return nil, err
-	}
-	spec.devices = devs
-
-	// AL2023 AMIs declare ImdsSupport v2.0, so EC2 defaults their instances to IMDSv2 with
-	// a hop limit of 2.
+// resolveMetadata lays the requested metadata options over the defaults: AL2023 AMIs
+// declare ImdsSupport v2.0, so EC2 defaults their instances to IMDSv2 with a hop limit of 2.
+func resolveMetadata(m *metadataOptions) metadataOptions {
 	md := metadataOptions{HTTPEndpoint: "enabled", HTTPTokens: "required", HTTPProtocolIPv6: "disabled",
 		HTTPPutResponseHopLimit: 2, InstanceMetadataTags: "disabled"}
-	if m := d.Metadata; m != nil {
-		if m.HTTPEndpoint != "" {
-			md.HTTPEndpoint = m.HTTPEndpoint
-		}
-		if m.HTTPTokens != "" {
-			md.HTTPTokens = m.HTTPTokens
-		}
-		if m.HTTPProtocolIPv6 != "" {
-			md.HTTPProtocolIPv6 = m.HTTPProtocolIPv6
-		}
-		if m.HTTPPutResponseHopLimit != 0 {
-			md.HTTPPutResponseHopLimit = m.HTTPPutResponseHopLimit
-		}
-		if m.InstanceMetadataTags != "" {
-			md.InstanceMetadataTags = m.InstanceMetadataTags
-		}
+	if m == nil {
+		return md
 	}
-	spec.metadata = md
+	if m.HTTPEndpoint != "" {
+		md.HTTPEndpoint = m.HTTPEndpoint
+	}
+	if m.HTTPTokens != "" {
+		md.HTTPTokens = m.HTTPTokens
+	}
+	if m.HTTPProtocolIPv6 != "" {
+		md.HTTPProtocolIPv6 = m.HTTPProtocolIPv6
+	}
+	if m.HTTPPutResponseHopLimit != 0 {
+		md.HTTPPutResponseHopLimit = m.HTTPPutResponseHopLimit
+	}
+	if m.InstanceMetadataTags != "" {
+		md.InstanceMetadataTags = m.InstanceMetadataTags
+	}
+	return md
+}
 
+// resolveProfile gives the instance profile's ARN (from its name if need be) and a stable ID.
+func (s *Server) resolveProfile(d launchData) (arn, id string) {
 	switch {
 	case d.IAMProfileArn != "":
-		spec.iamArn = d.IAMProfileArn
+		arn = d.IAMProfileArn
 	case d.IAMProfileName != "":
-		spec.iamArn = fmt.Sprintf("arn:aws:iam::%s:instance-profile/%s", s.account, d.IAMProfileName)
+		arn = fmt.Sprintf("arn:aws:iam::%s:instance-profile/%s", s.account, d.IAMProfileName)
 	}
-	if spec.iamArn != "" {
+	if arn != "" {
 		h := fnv.New64a()
-		h.Write([]byte(spec.iamArn))
-		spec.iamID = fmt.Sprintf("AIPA%016X", h.Sum64())
+		h.Write([]byte(arn))
+		id = fmt.Sprintf("AIPA%016X", h.Sum64())
 	}
-
-	spec.capacityType = "on-demand"
-	if d.MarketType == "spot" {
-		spec.capacityType = "spot"
-	}
-	tags, err := tagsByType(d.TagSpecs, allowedTags)
-	if err != nil {
-		return nil, err
-	}
-	spec.tags = tags
-	return spec, nil
+	return arn, id
 }
 
 // resolveDevices lays requested block device mappings over the image's root device.
@@ -837,6 +854,8 @@ var instanceAttrs = attrTable[*instance]{
 	"platform-details":               func(in *instance) []string { return one("Linux/UNIX") },
 }
 
+// describeInstances keeps its own shape: it answers reservations, and narrows by the tag
+// index before filtering.
 func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 	fs, err := c.q.filters()
 	if err != nil {
@@ -964,48 +983,25 @@ var instanceStatusAttrs = attrTable[*instance]{
 func noValues(*instance) []string { return nil }
 
 func (s *Server) describeInstanceStatus(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	var all bool
+	req, err := parseDescribe(c, describeSpec[*instance]{attrs: instanceStatusAttrs, min: 5, max: 1000,
+		params: func(q *query) (e *APIError) {
+			all, _, e = q.boolean("IncludeAllInstances")
+			return e
+		},
+		idParam: "InstanceId", withMax: setWithMax("instancesSet"), checkIDs: s.checkInstanceIDs, dedupe: true,
+		keep: func(in *instance) bool { return all || in.State == stateRunning },
+		seq:  func(in *instance) uint64 { return in.Seq }})
 	if err != nil {
 		return nil, err
-	}
-	pred, err := compileFilters(fs, instanceStatusAttrs, nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 1000)
-	if err != nil {
-		return nil, err
-	}
-	all, _, err := c.q.boolean("IncludeAllInstances")
-	if err != nil {
-		return nil, err
-	}
-	ids := c.q.strs("InstanceId")
-	if len(ids) > 0 && p.max > 0 {
-		return nil, badRequest(CodeInvalidParameterCombination, "The parameter instancesSet cannot be used with the parameter maxResults")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if e := s.checkInstanceIDs(ids); e != nil {
-		return nil, e
+	page, next, err := req.run(s.instances, errInstanceNotFound)
+	if err != nil {
+		return nil, err
 	}
-	var items []*instance
-	for _, in := range s.instances {
-		if len(ids) > 0 && !contains(ids, in.ID) {
-			continue
-		}
-		if !all && in.State != stateRunning {
-			continue
-		}
-		if pred(in) {
-			items = append(items, in)
-		}
-	}
-	seq := func(in *instance) uint64 { return in.Seq }
-	bySeq(items, seq)
-	resp := &describeInstanceStatusResponse{}
-	var page []*instance
-	page, resp.NextToken = paginate(items, seq, p)
+	resp := &describeInstanceStatusResponse{NextToken: next}
 	for _, in := range page {
 		st := statusOf(in)
 		reach := map[string]string{"ok": "passed", "initializing": "initializing"}[st]

@@ -159,39 +159,23 @@ var instanceTypeAttrs = attrTable[*InstanceTypeInfo]{
 }
 
 func (s *Server) describeInstanceTypes(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	pred, err := compileFilters(fs, instanceTypeAttrs, nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 100)
-	if err != nil {
-		return nil, err
-	}
-	names := c.q.strs("InstanceType")
-	for _, n := range names {
-		if s.types[n] == nil {
-			return nil, badRequest(CodeInvalidInstanceType, "The following supplied instance types do not exist: [%s]", n)
-		}
-	}
-	var items []*InstanceTypeInfo
-	for i := range catalog {
-		it := &catalog[i]
-		if (len(names) == 0 || contains(names, it.Name)) && pred(it) {
-			items = append(items, it)
-		}
-	}
 	// Pages are cut by position in the catalog (seq = index + 1).
 	idx := map[*InstanceTypeInfo]uint64{}
 	for i := range catalog {
 		idx[&catalog[i]] = uint64(i + 1)
 	}
-	resp := &describeInstanceTypesResponse{}
-	var page []*InstanceTypeInfo
-	page, resp.NextToken = paginate(items, func(it *InstanceTypeInfo) uint64 { return idx[it] }, p)
+	req, err := parseDescribe(c, describeSpec[*InstanceTypeInfo]{attrs: instanceTypeAttrs, min: 5, max: 100,
+		idParam: "InstanceType", dedupe: true, seq: func(it *InstanceTypeInfo) uint64 { return idx[it] }})
+	if err != nil {
+		return nil, err
+	}
+	page, next, err := req.run(s.types, func(n string) *APIError { // the catalog is fixed: no lock
+		return badRequest(CodeInvalidInstanceType, "The following supplied instance types do not exist: [%s]", n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := &describeInstanceTypesResponse{NextToken: next}
 	for _, it := range page {
 		resp.InstanceTypes = append(resp.InstanceTypes, s.wireInstanceType(it))
 	}
@@ -258,15 +242,8 @@ var offeringAttrs = attrTable[offering]{
 }
 
 func (s *Server) describeInstanceTypeOfferings(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	pred, err := compileFilters(fs, offeringAttrs, nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 1000)
+	req, err := parseDescribe(c, describeSpec[offering]{attrs: offeringAttrs, min: 5, max: 1000,
+		seq: func(o offering) uint64 { return o.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -296,10 +273,8 @@ func (s *Server) describeInstanceTypeOfferings(c *call) (wireResponse, *APIError
 			items = append(items, o)
 		}
 	}
-	items = filterSlice(items, pred)
-	resp := &describeOfferingsResponse{}
-	page, next := paginate(items, func(o offering) uint64 { return o.seq }, p)
-	resp.NextToken = next
+	page, next := req.list(items)
+	resp := &describeOfferingsResponse{NextToken: next}
 	for _, o := range page {
 		resp.Offerings = append(resp.Offerings, xmlOffering{InstanceType: o.typ, LocationType: o.locType, Location: o.location})
 	}
@@ -339,15 +314,8 @@ var spotAttrs = attrTable[spotRow]{
 // describeSpotPriceHistory answers one price per type, zone and product: the price in
 // force, stamped at the start of the current hour (emulated prices do not move).
 func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	pred, err := compileFilters(fs, spotAttrs, nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 1, 1000)
+	req, err := parseDescribe(c, describeSpec[spotRow]{attrs: spotAttrs, min: 1, max: 1000,
+		seq: func(r spotRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -382,10 +350,8 @@ func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *APIError) {
 			}
 		}
 	}
-	rows = filterSlice(rows, pred)
-	resp := &describeSpotPricesResponse{}
-	page, next := paginate(rows, func(r spotRow) uint64 { return r.seq }, p)
-	resp.NextToken = next
+	page, next := req.list(rows)
+	resp := &describeSpotPricesResponse{NextToken: next}
 	for _, r := range page {
 		zid, _ := s.zoneID(r.zone)
 		resp.Prices = append(resp.Prices, xmlSpotPrice{InstanceType: r.typ, ProductDescription: r.desc,
@@ -409,20 +375,20 @@ var capacityReservationAttrs = attrTable[struct{}]{
 }
 
 func (s *Server) describeCapacityReservations(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range fs {
-		if _, ok := capacityReservationAttrs[f.Name]; !ok && !strings.HasPrefix(f.Name, "tag:") && f.Name != "tag-key" {
-			return nil, errInvalidValue("The filter '%s' is invalid", f.Name)
+	// Names are checked, never matched; tag-value is refused and empty values are not.
+	vet := func(fs []filter) (func(struct{}) bool, *APIError) {
+		for _, f := range fs {
+			if _, ok := capacityReservationAttrs[f.Name]; !ok && !strings.HasPrefix(f.Name, "tag:") && f.Name != "tag-key" {
+				return nil, errInvalidValue("The filter '%s' is invalid", f.Name)
+			}
 		}
+		return func(struct{}) bool { return false }, nil
 	}
-	if _, err := pageParams(c.q, 1, 1000); err != nil {
+	if err := describeNone(c, describeSpec[struct{}]{compile: vet, min: 1, max: 1000, idParam: "CapacityReservationId"},
+		func(id string) *APIError {
+			return badRequest("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", id)
+		}); err != nil {
 		return nil, err
-	}
-	if ids := c.q.strs("CapacityReservationId"); len(ids) > 0 {
-		return nil, badRequest("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", ids[0])
 	}
 	return &describeCapacityReservationsResponse{}, nil
 }

@@ -570,75 +570,52 @@ var ltAttrs = attrTable[*launchTemplate]{
 }
 
 func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	req, err := parseDescribe(c, describeSpec[*launchTemplate]{attrs: ltAttrs, tags: func(lt *launchTemplate) []Tag { return lt.Tags },
+		min: 1, max: 200, idParam: "LaunchTemplateId", nameParam: "LaunchTemplateName",
+		withMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
+		byName: func(n string) (*launchTemplate, *APIError) {
+			if lt := s.templates[s.ltByName[n]]; lt != nil {
+				return lt, nil
+			}
+			return nil, badRequest(CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
+		},
+		seq: func(lt *launchTemplate) uint64 { return lt.Seq }})
 	if err != nil {
 		return nil, err
-	}
-	pred, err := compileFilters(fs, ltAttrs, func(lt *launchTemplate) []Tag { return lt.Tags })
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 1, 200)
-	if err != nil {
-		return nil, err
-	}
-	ids, names := c.q.strs("LaunchTemplateId"), c.q.strs("LaunchTemplateName")
-	if (len(ids) > 0 || len(names) > 0) && p.max > 0 {
-		return nil, badRequest(CodeInvalidParameterCombination, "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var items []*launchTemplate
-	for _, id := range ids {
-		lt, e := s.findTemplate(id, "")
-		if e != nil {
-			return nil, e
-		}
-		items = append(items, lt)
+	page, next, err := req.run(s.templates, func(id string) *APIError {
+		_, e := s.findTemplate(id, "")
+		return e
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range names {
-		lt := s.templates[s.ltByName[n]]
-		if lt == nil {
-			return nil, badRequest(CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
-		}
-		items = append(items, lt)
-	}
-	if len(ids)+len(names) == 0 {
-		for _, lt := range s.templates {
-			items = append(items, lt)
-		}
-	}
-	seq := func(lt *launchTemplate) uint64 { return lt.Seq }
-	bySeq(items, seq)
-	resp := &describeLaunchTemplatesResponse{}
-	var page []*launchTemplate
-	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	resp := &describeLaunchTemplatesResponse{NextToken: next}
 	for _, lt := range page {
 		resp.LaunchTemplates = append(resp.LaunchTemplates, wireLaunchTemplate(lt))
 	}
 	return resp, nil
 }
 
+// ltVersionRow is one template version as DescribeLaunchTemplateVersions lists it.
+type ltVersionRow struct {
+	seq uint64
+	lt  *launchTemplate
+	v   *launchTemplateVersion
+}
+
+var ltVersionAttrs = attrTable[ltVersionRow]{
+	"is-default-version": func(x ltVersionRow) []string { return one(xbool(x.v.Number == x.lt.DefaultVersion)) },
+	"image-id":           func(x ltVersionRow) []string { return one(x.v.Data.ImageID) },
+	"instance-type":      func(x ltVersionRow) []string { return one(x.v.Data.InstanceType) },
+	"create-time":        func(x ltVersionRow) []string { return one(xmlTime(x.v.CreateTime)) },
+}
+
 func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	type ver struct {
-		seq uint64
-		lt  *launchTemplate
-		v   *launchTemplateVersion
-	}
-	pred, err := compileFilters(fs, attrTable[ver]{
-		"is-default-version": func(x ver) []string { return one(xbool(x.v.Number == x.lt.DefaultVersion)) },
-		"image-id":           func(x ver) []string { return one(x.v.Data.ImageID) },
-		"instance-type":      func(x ver) []string { return one(x.v.Data.InstanceType) },
-		"create-time":        func(x ver) []string { return one(xmlTime(x.v.CreateTime)) },
-	}, nil)
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 1, 200)
+	req, err := parseDescribe(c, describeSpec[ltVersionRow]{attrs: ltVersionAttrs, min: 1, max: 200,
+		seq: func(x ltVersionRow) uint64 { return x.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -675,7 +652,7 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIErro
 		}
 		bySeq(lts, func(lt *launchTemplate) uint64 { return lt.Seq })
 	}
-	var items []ver
+	var items []ltVersionRow
 	for _, lt := range lts {
 		if len(versions) > 0 {
 			seen := map[int64]bool{}
@@ -686,7 +663,7 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIErro
 				}
 				if !seen[v.Number] {
 					seen[v.Number] = true
-					items = append(items, ver{lt: lt, v: v})
+					items = append(items, ltVersionRow{lt: lt, v: v})
 				}
 			}
 			continue
@@ -694,16 +671,15 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIErro
 		for i := range lt.Versions {
 			v := &lt.Versions[i]
 			if (minV == 0 || v.Number >= minV) && (maxV == 0 || v.Number <= maxV) {
-				items = append(items, ver{lt: lt, v: v})
+				items = append(items, ltVersionRow{lt: lt, v: v})
 			}
 		}
 	}
 	for i := range items {
 		items[i].seq = uint64(i + 1)
 	}
-	resp := &describeLTVersionsResponse{}
-	page, next := paginate(filterSlice(items, pred), func(x ver) uint64 { return x.seq }, p)
-	resp.NextToken = next
+	page, next := req.list(items)
+	resp := &describeLTVersionsResponse{NextToken: next}
 	for _, x := range page {
 		resp.Versions = append(resp.Versions, wireLTVersion(x.lt, x.v))
 	}

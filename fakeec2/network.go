@@ -321,51 +321,21 @@ var groupAttrs = attrTable[*securityGroup]{
 }
 
 func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	req, err := parseDescribe(c, describeSpec[*securityGroup]{attrs: groupAttrs, tags: func(g *securityGroup) []Tag { return g.Tags },
+		min: 5, max: 1000, idParam: "GroupId", nameParam: "GroupName", byName: s.groupByName,
+		seq: func(g *securityGroup) uint64 { return g.Seq }})
 	if err != nil {
 		return nil, err
 	}
-	pred, err := compileFilters(fs, groupAttrs, func(g *securityGroup) []Tag { return g.Tags })
-	if err != nil {
-		return nil, err
-	}
-	p, err := pageParams(c.q, 5, 1000)
-	if err != nil {
-		return nil, err
-	}
-	ids, names := c.q.strs("GroupId"), c.q.strs("GroupName")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var items []*securityGroup
-	for _, id := range ids {
-		g := s.groups[id]
-		if g == nil {
-			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
-		}
-		items = append(items, g)
+	page, next, err := req.run(s.groups, func(id string) *APIError {
+		return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range names {
-		var found *securityGroup
-		for _, g := range s.groups {
-			if g.Name == n {
-				found = g
-			}
-		}
-		if found == nil {
-			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC", n)
-		}
-		items = append(items, found)
-	}
-	if len(ids)+len(names) == 0 {
-		for _, g := range s.groups {
-			items = append(items, g)
-		}
-	}
-	seq := func(g *securityGroup) uint64 { return g.Seq }
-	bySeq(items, seq)
-	resp := &describeSecurityGroupsResponse{}
-	var page []*securityGroup
-	page, resp.NextToken = paginate(filterSlice(items, pred), seq, p)
+	resp := &describeSecurityGroupsResponse{NextToken: next}
 	for _, g := range page {
 		resp.Groups = append(resp.Groups, xmlSecurityGroup{OwnerID: s.account, GroupID: g.ID, GroupName: g.Name,
 			GroupDescription: g.Description, VpcID: g.VpcID,
@@ -373,6 +343,20 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
 			Tags:             xmlTags(g.Tags)})
 	}
 	return resp, nil
+}
+
+// groupByName finds a security group by name in any VPC. Callers hold s.mu.
+func (s *Server) groupByName(name string) (*securityGroup, *APIError) {
+	var found *securityGroup
+	for _, g := range s.groups {
+		if g.Name == name {
+			found = g
+		}
+	}
+	if found == nil {
+		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC", name)
+	}
+	return found, nil
 }
 
 // --- DescribeAvailabilityZones ---
@@ -407,25 +391,23 @@ var zoneAttrs = attrTable[zoneInfo]{
 func regionOf(zone string) string { return strings.TrimRight(zone, "abcdefghijklmnopqrstuvwxyz") }
 
 func (s *Server) describeAvailabilityZones(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	zids := c.q.strs("ZoneId")
+	zones, pos := map[string]zoneInfo{}, map[string]uint64{}
+	for i, z := range s.zones {
+		zones[z.Name], pos[z.Name] = z, uint64(i+1)
+	}
+	req, err := parseDescribe(c, describeSpec[zoneInfo]{attrs: zoneAttrs, noPaging: true, idParam: "ZoneName", dedupe: true,
+		keep: func(z zoneInfo) bool { return len(zids) == 0 || contains(zids, z.ID) },
+		seq:  func(z zoneInfo) uint64 { return pos[z.Name] }})
 	if err != nil {
 		return nil, err
 	}
-	pred, err := compileFilters(fs, zoneAttrs, nil)
+	page, _, err := req.run(zones, func(n string) *APIError { return errInvalidValue("The zone '%s' does not exist.", n) })
 	if err != nil {
 		return nil, err
 	}
-	names, zids := c.q.strs("ZoneName"), c.q.strs("ZoneId")
 	resp := &describeZonesResponse{}
-	for _, n := range names {
-		if _, ok := s.zoneID(n); !ok {
-			return nil, errInvalidValue("The zone '%s' does not exist.", n)
-		}
-	}
-	for _, z := range s.zones {
-		if len(names) > 0 && !contains(names, z.Name) || len(zids) > 0 && !contains(zids, z.ID) || !pred(z) {
-			continue
-		}
+	for _, z := range page {
 		resp.Zones = append(resp.Zones, xmlZone{ZoneName: z.Name, ZoneID: z.ID, ZoneState: "available",
 			RegionName: s.region, ZoneType: "availability-zone", OptInStatus: "opt-in-not-required",
 			GroupName: s.region, NetworkBorderGroup: s.region})

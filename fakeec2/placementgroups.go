@@ -1,7 +1,5 @@
 package fakeec2
 
-import "strings"
-
 // --- DescribePlacementGroups ---
 
 // The lab has no placement groups (nothing creates them), so every answer is an empty
@@ -12,33 +10,28 @@ type describePlacementGroupsResponse struct {
 	PlacementGroups []struct{} `xml:"placementGroupSet>item"`
 }
 
-// placementGroupFilters are the filter names AWS documents for DescribePlacementGroups.
-var placementGroupFilters = map[string]bool{"group-name": true, "group-arn": true, "spread-level": true,
-	"state": true, "strategy": true, "tag-key": true, "tag-value": true}
+// placementGroupFilters are the filter names AWS documents for DescribePlacementGroups
+// (tag-key and tag-value come with the tags).
+var placementGroupFilters = noneTable[struct{}]("group-name", "group-arn", "spread-level", "state", "strategy")
 
 func (s *Server) describePlacementGroups(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+	err := describeNone(c, describeSpec[struct{}]{attrs: placementGroupFilters, tags: noTags, noPaging: true,
+		idParam: "GroupId", nameParam: "GroupName",
+		checkIDs: func(ids []string) *APIError {
+			for _, id := range ids {
+				if !validID(id, "pg") {
+					return badRequest(CodeInvalidPlacementGroupIDMalformed, "Invalid id: \"%s\" (expecting \"pg-...\")", id)
+				}
+			}
+			return nil
+		},
+		byName: func(name string) (struct{}, *APIError) {
+			return struct{}{}, badRequest(CodeInvalidPlacementGroupUnknown, "The Placement Group '%s' is unknown.", name)
+		}}, func(id string) *APIError {
+		return badRequest(CodeInvalidPlacementGroupIDNotFound, "The Placement Group ID '%s' is unknown.", id)
+	})
 	if err != nil {
 		return nil, err
-	}
-	for _, f := range fs {
-		if !placementGroupFilters[f.Name] && !strings.HasPrefix(f.Name, "tag:") {
-			return nil, errInvalidValue("The filter '%s' is invalid", f.Name)
-		}
-		if len(f.Values) == 0 {
-			return nil, errInvalidValue("The filter '%s' requires at least one value", f.Name)
-		}
-	}
-	for _, id := range c.q.strs("GroupId") {
-		if !validID(id, "pg") {
-			return nil, badRequest(CodeInvalidPlacementGroupIDMalformed, "Invalid id: \"%s\" (expecting \"pg-...\")", id)
-		}
-	}
-	if ids := c.q.strs("GroupId"); len(ids) > 0 {
-		return nil, badRequest(CodeInvalidPlacementGroupIDNotFound, "The Placement Group ID '%s' is unknown.", ids[0])
-	}
-	if names := c.q.strs("GroupName"); len(names) > 0 {
-		return nil, badRequest(CodeInvalidPlacementGroupUnknown, "The Placement Group '%s' is unknown.", names[0])
 	}
 	return &describePlacementGroupsResponse{}, nil
 }

@@ -230,6 +230,7 @@ type describeTagsResponse struct {
 
 type tagRow struct {
 	seq          uint64
+	res          *taggable
 	id, rt, k, v string
 }
 
@@ -240,12 +241,9 @@ var tagRowAttrs = attrTable[tagRow]{
 	"value":         func(r tagRow) []string { return []string{r.v} },
 }
 
-func (s *Server) describeTags(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
-	if err != nil {
-		return nil, err
-	}
-	// tag:KEY selects rows of resources carrying that tag, and shows all their tags.
+// compileTagFilters splits DescribeTags' filters: tag:KEY selects the rows of resources
+// carrying that tag (all their tags are shown), the others match rows.
+func compileTagFilters(fs []filter) (func(tagRow) bool, *APIError) {
 	var tagFilters, rowFilters []filter
 	for _, f := range fs {
 		if strings.HasPrefix(f.Name, "tag:") {
@@ -262,7 +260,12 @@ func (s *Server) describeTags(c *call) (wireResponse, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := pageParams(c.q, 5, 1000)
+	return func(r tagRow) bool { return resPred(r.res) && pred(r) }, nil
+}
+
+func (s *Server) describeTags(c *call) (wireResponse, *APIError) {
+	req, err := parseDescribe(c, describeSpec[tagRow]{compile: compileTagFilters, min: 5, max: 1000,
+		seq: func(r tagRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -275,26 +278,18 @@ func (s *Server) describeTags(c *call) (wireResponse, *APIError) {
 		}
 		return res[i].id < res[j].id
 	})
-	var rows []tagRow
+	var rows []tagRow // numbered after filtering: tokens count matching rows
 	for _, t := range res {
-		if !resPred(t) {
-			continue
-		}
 		tags := append([]Tag(nil), *t.tags...)
 		sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 		for _, tg := range tags {
-			r := tagRow{seq: uint64(len(rows) + 1), id: t.id, rt: t.resourceType, k: tg.Key, v: tg.Value}
-			if pred(r) {
+			if r := (tagRow{seq: uint64(len(rows) + 1), res: t, id: t.id, rt: t.resourceType, k: tg.Key, v: tg.Value}); req.pred(r) {
 				rows = append(rows, r)
 			}
 		}
 	}
-	for i := range rows {
-		rows[i].seq = uint64(i + 1)
-	}
-	resp := &describeTagsResponse{}
-	page, next := paginate(rows, func(r tagRow) uint64 { return r.seq }, p)
-	resp.NextToken = next
+	page, next := req.cut(rows)
+	resp := &describeTagsResponse{NextToken: next}
 	for _, r := range page {
 		resp.Tags = append(resp.Tags, xmlTagDescription{ResourceID: r.id, ResourceType: r.rt, Key: r.k, Value: r.v})
 	}

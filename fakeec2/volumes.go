@@ -68,7 +68,7 @@ func attachDOT(v *volume) []string {
 
 func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
 	req, err := parseDescribe(c, describeSpec[*volume]{attrs: volumeAttrs, tags: func(v *volume) []Tag { return v.Tags },
-		min: 5, max: 500, idParam: "VolumeId", idSet: "volumeSet", seq: func(v *volume) uint64 { return v.Seq }})
+		min: 5, max: 500, idParam: "VolumeId", withMax: setWithMax("volumeSet"), seq: func(v *volume) uint64 { return v.Seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ var eniAttrs = attrTable[*networkInterface]{
 
 func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *APIError) {
 	req, err := parseDescribe(c, describeSpec[*networkInterface]{attrs: eniAttrs, tags: func(n *networkInterface) []Tag { return n.Tags },
-		min: 5, max: 1000, idParam: "NetworkInterfaceId", idSet: "networkInterfaceIdSet",
+		min: 5, max: 1000, idParam: "NetworkInterfaceId", withMax: setWithMax("networkInterfaceIdSet"),
 		seq: func(n *networkInterface) uint64 { return n.Seq }})
 	if err != nil {
 		return nil, err
