@@ -18,4 +18,7 @@ type InstanceTypeInfo struct {
 	Manufacturer string
 	// OnDemandPrice is the eu-west-2 Linux on-demand price in USD per hour.
 	OnDemandPrice float64
+	// BareMetal is a .metal type: no hypervisor (the Price List sells it as
+	// "Compute Instance (bare metal)", which karpenter-provider-aws asks for).
+	BareMetal bool
 }

@@ -73,6 +73,7 @@ var catalog = []InstanceTypeInfo{
 	{Name: "m5.4xlarge", Arch: "x86_64", VCPUs: 16, MemoryMiB: 65536, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 0.888},
 	{Name: "m5.8xlarge", Arch: "x86_64", VCPUs: 32, MemoryMiB: 131072, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 1.776},
 	{Name: "m5.large", Arch: "x86_64", VCPUs: 2, MemoryMiB: 8192, MaxENIs: 3, IPv4PerENI: 10, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 0.111},
+	{Name: "m5.metal", Arch: "x86_64", VCPUs: 96, MemoryMiB: 393216, MaxENIs: 15, IPv4PerENI: 50, NetworkPerformance: "25 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 5.328, BareMetal: true},
 	{Name: "m5.xlarge", Arch: "x86_64", VCPUs: 4, MemoryMiB: 16384, MaxENIs: 4, IPv4PerENI: 15, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 0.222},
 	{Name: "m6g.2xlarge", Arch: "arm64", VCPUs: 8, MemoryMiB: 32768, MaxENIs: 4, IPv4PerENI: 15, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 2.5, Manufacturer: "AWS", OnDemandPrice: 0.3552},
 	{Name: "m6g.4xlarge", Arch: "arm64", VCPUs: 16, MemoryMiB: 65536, MaxENIs: 8, IPv4PerENI: 30, NetworkPerformance: "Up to 10 Gigabit", ClockSpeedGHz: 2.5, Manufacturer: "AWS", OnDemandPrice: 0.7104},

@@ -32,7 +32,7 @@ var accelerated = map[string]bool{"g4dn.xlarge": true, "g4dn.2xlarge": true, "p3
 func generalPurpose() []InstanceTypeInfo {
 	var out []InstanceTypeInfo
 	for _, it := range catalog {
-		if !accelerated[it.Name] {
+		if !accelerated[it.Name] && !it.BareMetal { // a metal size is the whole host, off the ladder
 			out = append(out, it)
 		}
 	}
@@ -218,6 +218,20 @@ func TestCatalogMaxPods(t *testing.T) {
 		if got := it.MaxENIs*(it.IPv4PerENI-1) + 2; got != want[size] {
 			t.Errorf("%s: max pods %d, want %d", it.Name, got, want[size])
 		}
+	}
+}
+
+// The bare-metal type the Price List needs (karpenter-provider-aws asks for one):
+// m5.metal is 24xlarge-sized, 15 ENIs of 50 addresses (EKS max pods 737), 48x m5.large's price.
+func TestCatalogBareMetal(t *testing.T) {
+	it, ok := LookupInstanceType("m5.metal")
+	want := InstanceTypeInfo{Name: "m5.metal", Arch: "x86_64", VCPUs: 96, MemoryMiB: 393216, MaxENIs: 15, IPv4PerENI: 50,
+		NetworkPerformance: "25 Gigabit", ClockSpeedGHz: 3.1, Manufacturer: "Intel", OnDemandPrice: 5.328, BareMetal: true}
+	if diff := cmp.Diff(want, it); !ok || diff != "" {
+		t.Errorf("m5.metal (-want +got):\n%s", diff)
+	}
+	if pods := it.MaxENIs*(it.IPv4PerENI-1) + 2; pods != 737 {
+		t.Errorf("m5.metal max pods %d, want 737", pods)
 	}
 }
 

@@ -59,7 +59,7 @@ type xmlInstanceTypeInfo struct {
 	SupportedRootDeviceTypes      []string      `xml:"supportedRootDeviceTypes>item"`
 	SupportedVirtualizationTypes  []string      `xml:"supportedVirtualizationTypes>item"`
 	BareMetal                     string        `xml:"bareMetal"`
-	Hypervisor                    string        `xml:"hypervisor"`
+	Hypervisor                    string        `xml:"hypervisor,omitempty"`
 	ProcessorInfo                 xmlProcessor  `xml:"processorInfo"`
 	VCPUInfo                      xmlVCPU       `xml:"vCpuInfo"`
 	MemoryInfo                    xmlMemory     `xml:"memoryInfo"`
@@ -191,12 +191,16 @@ func (s *Server) wireInstanceType(it *InstanceTypeInfo) xmlInstanceTypeInfo {
 	if isGraviton(it) {
 		boot = []string{"uefi"}
 	}
+	bareMetal, hypervisor := "false", "nitro"
+	if it.BareMetal {
+		bareMetal, hypervisor = "true", ""
+	}
 	return xmlInstanceTypeInfo{
 		InstanceType: it.Name, CurrentGeneration: "true", FreeTierEligible: "false",
 		SupportedUsageClasses:        []string{"on-demand", "spot"},
 		SupportedRootDeviceTypes:     []string{"ebs"},
 		SupportedVirtualizationTypes: []string{"hvm"},
-		BareMetal:                    "false", Hypervisor: "nitro",
+		BareMetal:                    bareMetal, Hypervisor: hypervisor,
 		ProcessorInfo: xmlProcessor{SupportedArchitectures: []string{it.Arch}, SustainedClockSpeed: it.ClockSpeedGHz,
 			Manufacturer: it.Manufacturer},
 		VCPUInfo:                 xmlVCPU{DefaultVCPUs: it.VCPUs, DefaultCores: it.VCPUs / threads, DefaultThreadsPerCore: threads},

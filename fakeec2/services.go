@@ -99,7 +99,7 @@ func (s *Server) priceList() []pricing.Product {
 		it := s.types[name]
 		out = append(out, pricing.Product{InstanceType: name, VCPU: int(it.VCPUs), MemoryGiB: float64(it.MemoryMiB) / 1024,
 			OnDemandUSDPerHour: it.OnDemandPrice, Arch: it.Arch, ClockSpeedGHz: it.ClockSpeedGHz,
-			NetworkPerformance: it.NetworkPerformance})
+			NetworkPerformance: it.NetworkPerformance, BareMetal: it.BareMetal})
 	}
 	return out
 }
