@@ -20,6 +20,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The ami-drift lab: the nodes run the EKS-optimized AL2023 AMI that al2023@latest resolved
@@ -40,8 +41,9 @@ var releaseRe = regexp.MustCompile(`^amazon-eks-node-al2023-[a-z0-9_]+-standard-
 
 func init() {
 	register(&Lab{
-		Name:  amiDriftLab,
-		Title: "A new AMI is published: pin an approved release, roll forward on purpose, roll back",
+		Name:     amiDriftLab,
+		Position: 6,
+		Title:    "A new AMI is published: pin an approved release, roll forward on purpose, roll back",
 		Summary: `The nodes run the AL2023 AMI that al2023@latest resolved to; then AWS publishes a new release.
 Pin the EC2NodeClass to an immutable release, so that the publication changes nothing; then
 rehearse the rollout and the rollback by moving the pin. check proves from both control planes
@@ -116,8 +118,8 @@ type pinState struct {
 // pinHistory returns the EC2NodeClass's AMI selector and resolved AMIs each time either changed.
 func (g *Grading) pinHistory(name string) []pinState {
 	var out []pinState
-	for _, v := range g.hist.nodeClass {
-		if v.last().GetName() != name {
+	for _, v := range g.hist.NodeClasses {
+		if v.Last().GetName() != name {
 			continue
 		}
 		for i, obj := range v.States {
@@ -274,8 +276,8 @@ func checkNoUnplannedRollout(g *Grading, history []pinState, pub publication, pu
 
 func checkApprovedAMI(g *Grading, history []pinState, releases map[string]string) Check {
 	const id, title = "instances-on-approved-ami", "Every instance runs the pinned AMI (DescribeInstances ImageId)"
-	instances := g.Evidence.instancesOfPool(generalPool)
-	var running []InstanceRow
+	instances := g.Evidence.InstancesOfPool(generalPool)
+	var running []evidence.InstanceRow
 	for _, in := range instances {
 		if in.State == "running" || in.State == "pending" {
 			running = append(running, in)
@@ -337,7 +339,7 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 	}
 	ev := []string{fmt.Sprintf("%s pinned %s", hms(forward.At), forward.Pin)}
 	var forwardLaunches []string
-	for _, in := range g.Evidence.instancesOfPool(generalPool) {
+	for _, in := range g.Evidence.InstancesOfPool(generalPool) {
 		if releases[in.ImageID] == pub.Release && !in.LaunchTime.Before(forward.At.Add(-clockSlack)) {
 			forwardLaunches = append(forwardLaunches, fmt.Sprintf("%s launched %s on %s (v%s)", in.ID, hms(in.LaunchTime), in.ImageID, pub.Release))
 		}
@@ -351,7 +353,7 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 	}
 	ev = append(ev, fmt.Sprintf("%s pinned back %s", hms(back.At), back.Pin))
 	var backLaunches []string
-	for _, in := range g.Evidence.instancesOfPool(generalPool) {
+	for _, in := range g.Evidence.InstancesOfPool(generalPool) {
 		if releases[in.ImageID] == back.Pin.Release && !in.LaunchTime.Before(back.At.Add(-clockSlack)) {
 			backLaunches = append(backLaunches, fmt.Sprintf("%s launched %s on %s (v%s)", in.ID, hms(in.LaunchTime), in.ImageID, back.Pin.Release))
 		}

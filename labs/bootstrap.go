@@ -14,6 +14,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster/kubelet"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The bootstrap-failure lab: an EC2NodeClass's userData carries a debug hook that exits
@@ -31,8 +32,9 @@ const (
 
 func init() {
 	register(&Lab{
-		Name:  bootstrapLab,
-		Title: "Instances run but no Node registers: recover from the earliest failing boundary",
+		Name:     bootstrapLab,
+		Position: 5,
+		Title:    "Instances run but no Node registers: recover from the earliest failing boundary",
 		Summary: `The render workers wait Pending although Karpenter launched machines for them: the
 EC2NodeClass's userData exits before nodeadm joins the node. Find the failing boundary
 (instance running, no Node) from the evidence, fix the userData and remove the stuck
@@ -50,7 +52,7 @@ instances gone, and every pod's chain complete.`,
 func gradeBootstrap(g *Grading) []Check {
 	ev := g.Evidence
 	stuck := stuckNodeClaims(g)
-	chain, order := checkChains(ev, ev.podsOf(zibaNamespace, renderWorker))
+	chain, order := checkChains(ev, ev.PodsOf(zibaNamespace, renderWorker))
 	return []Check{
 		checkFailingBoundary(g, stuck),
 		checkUserDataFixed(g),
@@ -63,7 +65,7 @@ func gradeBootstrap(g *Grading) []Check {
 
 // stuckClaim is a NodeClaim that launched an instance whose Node never registered.
 type stuckClaim struct {
-	NodeClaimRow
+	evidence.NodeClaimRow
 	// Registration is Karpenter's last word on its Registered condition.
 	Registration string
 }
@@ -84,8 +86,8 @@ func stuckNodeClaims(g *Grading) []stuckClaim {
 			continue // still booting
 		}
 		s := stuckClaim{NodeClaimRow: nc}
-		if v := g.hist.nodeClaims[nc.UID]; v != nil {
-			for _, c := range v.last().Status.Conditions {
+		if v := g.hist.NodeClaims[nc.UID]; v != nil {
+			for _, c := range v.Last().Status.Conditions {
 				if c.Type == karpv1.ConditionTypeRegistered {
 					s.Registration = fmt.Sprintf("Registered=%s %s: %s", c.Status, c.Reason, c.Message)
 				}
@@ -106,7 +108,7 @@ func checkFailingBoundary(g *Grading, stuck []stuckClaim) Check {
 	}
 	var lines []string
 	for _, s := range stuck {
-		in, ok := g.Evidence.instance(s.InstanceID)
+		in, ok := g.Evidence.Instance(s.InstanceID)
 		if !ok {
 			continue // the EC2 side of the boundary is not in the evidence
 		}
@@ -140,8 +142,8 @@ func checkUserDataFixed(g *Grading) Check {
 		return fail(id, title, "no NodePool references an EC2NodeClass", "Stage the lab: karplab lab run "+bootstrapLab)
 	}
 	var broken, fine []string
-	for _, v := range g.hist.nodeClass {
-		obj := v.last()
+	for _, v := range g.hist.NodeClasses {
+		obj := v.Last()
 		if v.Deleted != nil || !used[obj.GetName()] {
 			continue
 		}
@@ -175,14 +177,14 @@ func scriptLine(script string, line int) string {
 
 // checkStuckGone: every stuck NodeClaim is deleted and its instance terminated (Karpenter
 // would wait 15 minutes for the registration it will never see).
-func checkStuckGone(ev *Evidence, stuck []stuckClaim) Check {
+func checkStuckGone(ev *evidence.Evidence, stuck []stuckClaim) Check {
 	const id, title = "stuck-nodeclaims-gone", "The stuck NodeClaims are gone and their instances terminated"
 	if len(stuck) == 0 {
 		return fail(id, title, "no stuck NodeClaim in the evidence to remove", "Stage the lab: karplab lab run "+bootstrapLab)
 	}
 	var left, gone []string
 	for _, s := range stuck {
-		in, ok := ev.instance(s.InstanceID)
+		in, ok := ev.Instance(s.InstanceID)
 		switch {
 		case s.Deleted == nil:
 			left = append(left, fmt.Sprintf("NodeClaim %s still exists (instance %s, no Node)", s.Name, s.InstanceID))
@@ -255,7 +257,7 @@ func (e *Env) unregisteredNodeClaims(ctx context.Context) (stuck, booting []stri
 			continue
 		}
 		if time.Since(launched.LastTransitionTime.Time) >= registrationGrace {
-			stuck = append(stuck, nc.Name+" ("+InstanceIDFromProviderID(nc.Status.ProviderID)+")")
+			stuck = append(stuck, nc.Name+" ("+evidence.InstanceIDFromProviderID(nc.Status.ProviderID)+")")
 		} else {
 			booting = append(booting, nc.Name)
 		}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // Helpers of the disruption labs (consolidation, interruption, ami-drift): NodeClaim lives with
@@ -57,10 +59,10 @@ func (c claimLife) end() *time.Time {
 // claimLives returns the NodeClaims of pool ("" for all), oldest first.
 func (g *Grading) claimLives(pool string) []claimLife {
 	var out []claimLife
-	for _, v := range sortedVersions(g.hist.nodeClaims, func(a, b karpv1.NodeClaim) bool {
+	for _, v := range evidence.SortedVersions(g.hist.NodeClaims, func(a, b karpv1.NodeClaim) bool {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}) {
-		last := v.last()
+		last := v.Last()
 		if pool != "" && last.Labels[karpv1.NodePoolLabelKey] != pool {
 			continue
 		}
@@ -106,13 +108,13 @@ func (g *Grading) claimLives(pool string) []claimLife {
 			c.Disrupting = c.DeletionRequested
 		}
 		if c.Reason == "" {
-			for _, e := range g.hist.events[v.UID] {
+			for _, e := range g.hist.Events[v.UID] {
 				if e.Reason == "DisruptionTerminating" {
-					c.Reason = disruptionReasonFromMessage(e.Message)
+					c.Reason = evidence.DisruptionReasonFromMessage(e.Message)
 				}
 			}
 		}
-		c.InstanceID = InstanceIDFromProviderID(c.ProviderID)
+		c.InstanceID = evidence.InstanceIDFromProviderID(c.ProviderID)
 		out = append(out, c)
 	}
 	return out
@@ -177,8 +179,8 @@ func (g *Grading) availability(ns, prefix string, lost map[string]time.Time) []a
 		delta int
 	}
 	var edges []edge
-	for _, v := range g.hist.pods {
-		last := v.last()
+	for _, v := range g.hist.Pods {
+		last := v.Last()
 		if last.Namespace != ns || !strings.HasPrefix(last.Name, prefix+"-") {
 			continue
 		}
@@ -310,8 +312,8 @@ func describePDB(pdb policyv1.PodDisruptionBudget) string {
 // podLabelsOf returns the labels of the newest recorded pod of the workload.
 func (g *Grading) podLabelsOf(ns, prefix string) map[string]string {
 	var newest *corev1.Pod
-	for _, v := range g.hist.pods {
-		p := v.last()
+	for _, v := range g.hist.Pods {
+		p := v.Last()
 		if p.Namespace == ns && strings.HasPrefix(p.Name, prefix+"-") && (newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp)) {
 			newest = &p
 		}
@@ -334,9 +336,9 @@ type liveNode struct {
 // allocatable resources and the running pods of every workload namespace bound to them.
 func (g *Grading) liveNodes(pool string) []liveNode {
 	nodes := map[string]corev1.Node{}
-	for _, v := range g.hist.nodes {
+	for _, v := range g.hist.Nodes {
 		if v.Deleted == nil {
-			nodes[v.last().Name] = v.last()
+			nodes[v.Last().Name] = v.Last()
 		}
 	}
 	var out []liveNode
@@ -352,9 +354,9 @@ func (g *Grading) liveNodes(pool string) []liveNode {
 		index[c.NodeName] = len(out)
 		out = append(out, liveNode{Name: c.NodeName, Claim: c.Name, Allocatable: n.Status.Allocatable})
 	}
-	for _, v := range g.hist.pods {
-		p := v.last()
-		if v.Deleted != nil || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !isWorkloadNamespace(p.Namespace) {
+	for _, v := range g.hist.Pods {
+		p := v.Last()
+		if v.Deleted != nil || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || !evidence.IsWorkloadNamespace(p.Namespace) {
 			continue
 		}
 		if i, ok := index[p.Spec.NodeName]; ok {
@@ -430,7 +432,7 @@ func removable(nodes []liveNode, i int) bool {
 // hourlyAt is what the pool's billed resources (instances and their volumes) cost per hour at t.
 func hourlyAt(g *Grading, pool string, t time.Time) float64 {
 	instances := map[string]bool{}
-	for _, in := range g.Evidence.instancesOfPool(pool) {
+	for _, in := range g.Evidence.InstancesOfPool(pool) {
 		instances[in.ID] = true
 	}
 	sum := 0.0
@@ -443,7 +445,7 @@ func hourlyAt(g *Grading, pool string, t time.Time) float64 {
 		}
 		sum += e.PricePerHour
 	}
-	return round6(sum)
+	return evidence.RoundUSD(sum)
 }
 
 // peakHourly is the pool's highest hourly rate, and when it began.
@@ -458,7 +460,7 @@ func peakHourly(g *Grading, pool string) (peak float64, at time.Time) {
 
 // machineLeftovers lists what of a removed machine is still there on the EC2 side: the
 // instance not terminated, volumes or interfaces not deleted, billing not stopped.
-func machineLeftovers(in InstanceRow) []string {
+func machineLeftovers(in evidence.InstanceRow) []string {
 	var problems []string
 	if in.State != "terminated" {
 		problems = append(problems, "instance "+in.State)
@@ -481,7 +483,7 @@ func machineLeftovers(in InstanceRow) []string {
 
 // machineGone says how a removed machine went: who terminated it, when billing stopped, what
 // was deleted with it.
-func machineGone(in InstanceRow) string {
+func machineGone(in evidence.InstanceRow) string {
 	var ids []string
 	for _, v := range in.Volumes {
 		ids = append(ids, v.ID)

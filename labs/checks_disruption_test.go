@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 func requesting(cpu, mem string) corev1.Pod {
@@ -164,23 +166,23 @@ func TestRescheduledFromEviction(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 18, 45, 0, 0, time.UTC)
 	at := func(ms int) *time.Time { v := t0.Add(time.Duration(ms) * time.Millisecond); return &v }
 	claims := []claimLife{{Name: "ziba-general-a", NodeName: "node-a", Disrupting: at(-5000)}}
-	evicted := PodRow{Namespace: zibaNamespace, Name: renderWorker + "-old", UID: "old", Node: "node-a", Phase: "Deleted",
+	evicted := evidence.PodRow{Namespace: zibaNamespace, Name: renderWorker + "-old", UID: "old", Node: "node-a", Phase: "Deleted",
 		TerminatingAt: at(100), DeletedAt: at(4300)}
-	replacement := PodRow{Namespace: zibaNamespace, Name: renderWorker + "-new", UID: "new", Node: "node-b", Phase: "Running",
+	replacement := evidence.PodRow{Namespace: zibaNamespace, Name: renderWorker + "-new", UID: "new", Node: "node-b", Phase: "Running",
 		Created: *at(0), StartedAt: at(2000)}
-	early := PodRow{Namespace: zibaNamespace, Name: renderWorker + "-early", UID: "early", Node: "node-b", Phase: "Running",
+	early := evidence.PodRow{Namespace: zibaNamespace, Name: renderWorker + "-early", UID: "early", Node: "node-b", Phase: "Running",
 		Created: *at(-60000), StartedAt: at(-58000)}
 	tests := []struct {
 		name string
-		pods []PodRow
+		pods []evidence.PodRow
 		want bool
 	}{
-		{name: "replaced after the eviction, before the pod was gone", pods: []PodRow{evicted, replacement, early}, want: true},
-		{name: "only pods older than the eviction", pods: []PodRow{evicted, early}, want: false},
+		{name: "replaced after the eviction, before the pod was gone", pods: []evidence.PodRow{evicted, replacement, early}, want: true},
+		{name: "only pods older than the eviction", pods: []evidence.PodRow{evicted, early}, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := &Grading{Evidence: &Evidence{Pods: tt.pods}}
+			g := &Grading{Evidence: &evidence.Evidence{Pods: tt.pods}}
 			if c := checkRescheduled(g, claims); c.Passed != tt.want {
 				t.Errorf("pods-rescheduled passed = %t, want %t: %s %v", c.Passed, tt.want, c.Reason, c.Evidence)
 			}

@@ -12,6 +12,8 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The consolidation lab: the render workers ran ten replicas on four small machines at the
@@ -30,8 +32,9 @@ const (
 
 func init() {
 	register(&Lab{
-		Name:  consolidationLab,
-		Title: "Demand drops: consolidate within the disruption budget and the PodDisruptionBudget",
+		Name:     consolidationLab,
+		Position: 3,
+		Title:    "Demand drops: consolidate within the disruption budget and the PodDisruptionBudget",
 		Summary: `Ten render workers ran on four machines at the peak; demand drops to three.
 Let Karpenter consolidate (WhenEmptyOrUnderutilized), at most 20% of the nodes at once, while a
 PodDisruptionBudget keeps two workers serving. check proves from both control planes which
@@ -76,9 +79,9 @@ func consolidatedClaims(claims []claimLife) []claimLife {
 	return out
 }
 
-func describeClaim(ev *Evidence, c claimLife) string {
+func describeClaim(ev *evidence.Evidence, c claimLife) string {
 	what := c.Name
-	if in, ok := ev.instance(c.InstanceID); ok {
+	if in, ok := ev.Instance(c.InstanceID); ok {
 		what += fmt.Sprintf(" (%s %s %s)", in.ID, in.Type, in.CapacityType)
 	}
 	s := fmt.Sprintf("%s %s: marked %s", what, c.Reason, hms(*c.Disrupting))
@@ -102,7 +105,7 @@ func checkConsolidated(g *Grading, claims, consolidated []claimLife) Check {
 		proofs = append(proofs, describeClaim(g.Evidence, c))
 	}
 	running := 0
-	for _, p := range g.Evidence.podsOf(zibaNamespace, renderWorker) {
+	for _, p := range g.Evidence.PodsOf(zibaNamespace, renderWorker) {
 		if p.Phase == "Running" {
 			running++
 		}
@@ -245,8 +248,8 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 	if len(consolidated) == 0 {
 		return fail(id, title, "no node was consolidated, so no pod moved", "Fix the consolidation first.")
 	}
-	pods := g.Evidence.podsOf(zibaNamespace, renderWorker)
-	var displaced []PodRow
+	pods := g.Evidence.PodsOf(zibaNamespace, renderWorker)
+	var displaced []evidence.PodRow
 	onNode := map[string]claimLife{}
 	for _, c := range consolidated {
 		if c.NodeName != "" {
@@ -255,7 +258,7 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 	}
 	for _, p := range pods {
 		c, ok := onNode[p.Node]
-		if left := p.leftAt(); ok && left != nil && !left.Before(*c.Disrupting) {
+		if left := p.LeftAt(); ok && left != nil && !left.Before(*c.Disrupting) {
 			displaced = append(displaced, p)
 		}
 	}
@@ -269,7 +272,7 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 	var proofs, missing []string
 	for _, d := range displaced {
 		found := false
-		left := d.leftAt()
+		left := d.LeftAt()
 		for _, p := range pods {
 			if used[p.UID] || p.Phase != "Running" || p.StartedAt == nil || p.Created.Before(left.Add(-clockSlack)) {
 				continue
@@ -291,14 +294,14 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 
 // checkCleanedUp: every consolidated NodeClaim's instance is terminated, its volumes and
 // network interfaces are deleted, and billing stopped.
-func checkCleanedUp(ev *Evidence, consolidated []claimLife) Check {
+func checkCleanedUp(ev *evidence.Evidence, consolidated []claimLife) Check {
 	const id, title = "consolidated-cleaned-up", "Consolidated machines are gone on the EC2 side: instance terminated, volumes and interfaces deleted, billing stopped"
 	if len(consolidated) == 0 {
 		return fail(id, title, "no node was consolidated", "Fix the consolidation first.")
 	}
 	var bad, good []string
 	for _, c := range consolidated {
-		in, ok := ev.instance(c.InstanceID)
+		in, ok := ev.Instance(c.InstanceID)
 		if !ok {
 			bad = append(bad, fmt.Sprintf("%s: EC2 does not know its instance %q", c.Name, c.InstanceID))
 			continue
@@ -322,7 +325,7 @@ func checkCostSaved(g *Grading) Check {
 	peak, at := peakHourly(g, generalPool)
 	now := hourlyAt(g, generalPool, g.Snapshot.TakenAt)
 	running := 0
-	for _, in := range g.Evidence.instancesOfPool(generalPool) {
+	for _, in := range g.Evidence.InstancesOfPool(generalPool) {
 		if in.State == "running" || in.State == "pending" {
 			running++
 		}

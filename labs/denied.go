@@ -23,6 +23,7 @@ import (
 	"github.com/karplab/karplab/cluster"
 	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The denied path is the seed's second use case: policy rejects incompatible, over-budget or
@@ -48,7 +49,7 @@ type forbiddenPod struct {
 	// param reports a launch-request parameter asking for the forbidden capacity.
 	param func(key, value string) bool
 	// instance reports an instance that is the forbidden capacity.
-	instance func(in InstanceRow) bool
+	instance func(in evidence.InstanceRow) bool
 }
 
 var (
@@ -62,7 +63,7 @@ var forbiddenPods = []forbiddenPod{
 		title: "A pod requiring a zone the region does not offer (eu-west-2d) gets no NodeClaim and no instance",
 		claim: func(nc karpv1.NodeClaim) bool { return requires(nc, corev1.LabelTopologyZone, "eu-west-2d") },
 		param: func(k, v string) bool { return v == "eu-west-2d" },
-		instance: func(in InstanceRow) bool {
+		instance: func(in evidence.InstanceRow) bool {
 			return in.Zone == "eu-west-2d"
 		},
 	},
@@ -71,7 +72,7 @@ var forbiddenPods = []forbiddenPod{
 		title: "A pod requiring GPU capacity (instance-category p) gets no NodeClaim and no instance",
 		claim: func(nc karpv1.NodeClaim) bool { return requires(nc, apisv1.LabelInstanceCategory, "p") },
 		param: func(k, v string) bool { return strings.HasSuffix(k, "InstanceType") && gpuTypeRe.MatchString(v+".") },
-		instance: func(in InstanceRow) bool {
+		instance: func(in evidence.InstanceRow) bool {
 			return gpuTypeRe.MatchString(in.Type)
 		},
 	},
@@ -83,7 +84,7 @@ var forbiddenPods = []forbiddenPod{
 			return ok && q.Cmp(forbiddenMemory) >= 0
 		},
 		param: func(k, v string) bool { return false },
-		instance: func(in InstanceRow) bool {
+		instance: func(in evidence.InstanceRow) bool {
 			_, mem := instanceCapacity(in.Type)
 			return mem >= forbiddenMemory.Value()
 		},
@@ -114,7 +115,7 @@ func DeniedPolicy() fakeec2.Policy {
 			Callers:                 []string{cluster.KarpenterAccessKeyID},
 			AllowedInstanceTypes:    []string{"c*", "m*", "r*"},
 			AllowedZones:            []string{"eu-west-2a", "eu-west-2b", "eu-west-2c"},
-			RequiredTags:            CostTagKeys,
+			RequiredTags:            evidence.CostTagKeys,
 			RequireEncryptedVolumes: true,
 			RequireIMDSv2:           true,
 		},
@@ -128,8 +129,9 @@ func DeniedPolicy() fakeec2.Policy {
 
 func init() {
 	register(&Lab{
-		Name:  deniedLab,
-		Title: "Forbidden demand creates no machine; the legitimate workload still runs",
+		Name:     deniedLab,
+		Position: 2,
+		Title:    "Forbidden demand creates no machine; the legitimate workload still runs",
 		Summary: `Three over-reaching pods (a zone the region lacks, GPU capacity, 900Gi of memory) and a CI
 pipeline's GPU launch must all be refused, while two render workers still get capacity.
 Bound the NodePool and govern the EC2NodeClass so Karpenter's launches pass the controller's
@@ -147,7 +149,7 @@ no launch request and no instance, and the denied launch in the audit trail.`,
 
 func gradeDenied(g *Grading) []Check {
 	ev := g.Evidence
-	chain, _ := checkChains(ev, ev.podsOf(zibaNamespace, renderWorker))
+	chain, _ := checkChains(ev, ev.PodsOf(zibaNamespace, renderWorker))
 	checks := []Check{checkRunning(ev, zibaNamespace, renderWorker, deniedRenderReplicas), chain}
 	for _, fp := range forbiddenPods {
 		checks = append(checks, checkDeniedPod(g, fp))
@@ -161,23 +163,23 @@ func gradeDenied(g *Grading) []Check {
 }
 
 // podByName returns the latest recorded state of the named pod in ns.
-func (g *Grading) podByName(ns, name string) (*versions[corev1.Pod], PodRow, bool) {
-	var found *versions[corev1.Pod]
-	for _, v := range g.hist.pods {
-		p := v.last()
-		if p.Namespace == ns && p.Name == name && (found == nil || found.last().CreationTimestamp.Time.Before(p.CreationTimestamp.Time)) {
+func (g *Grading) podByName(ns, name string) (*evidence.Versions[corev1.Pod], evidence.PodRow, bool) {
+	var found *evidence.Versions[corev1.Pod]
+	for _, v := range g.hist.Pods {
+		p := v.Last()
+		if p.Namespace == ns && p.Name == name && (found == nil || found.Last().CreationTimestamp.Time.Before(p.CreationTimestamp.Time)) {
 			found = v
 		}
 	}
 	if found == nil {
-		return nil, PodRow{}, false
+		return nil, evidence.PodRow{}, false
 	}
 	for _, r := range g.Evidence.Pods {
 		if r.UID == found.UID {
 			return found, r, true
 		}
 	}
-	return found, PodRow{}, false
+	return found, evidence.PodRow{}, false
 }
 
 // checkDeniedPod: the pod is Pending with Karpenter's quoted mismatch, and nothing was bought
@@ -211,8 +213,8 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 		gone    bool
 	}
 	lives := map[string]claimLife{}
-	for _, v := range g.hist.nodeClaims {
-		lives[v.last().Name] = claimLife{v.States[0].CreationTimestamp.Time, v.Deleted != nil}
+	for _, v := range g.hist.NodeClaims {
+		lives[v.Last().Name] = claimLife{v.States[0].CreationTimestamp.Time, v.Deleted != nil}
 	}
 	claimGraded := func(name string, at time.Time) (bool, string) {
 		l, ok := lives[name]
@@ -228,14 +230,14 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	}
 	// NodeClaims: nominated for the pod, or shaped by its forbidden constraint.
 	claims := map[string]bool{}
-	for _, e := range g.hist.events[row.UID] {
-		if m := nominatedRe.FindStringSubmatch(e.Message); e.Reason == "Nominated" && m != nil && !claims[m[1]] {
-			claims[m[1]] = true
-			graded, why := claimGraded(m[1], firstEventTime(e))
-			note(graded, "Karpenter nominated NodeClaim "+m[1]+" for it"+why)
+	for _, e := range g.hist.Events[row.UID] {
+		if nc := evidence.NominatedNodeClaim(e.Message); e.Reason == "Nominated" && nc != "" && !claims[nc] {
+			claims[nc] = true
+			graded, why := claimGraded(nc, evidence.FirstEventTime(e))
+			note(graded, "Karpenter nominated NodeClaim "+nc+" for it"+why)
 		}
 	}
-	for _, v := range g.hist.nodeClaims {
+	for _, v := range g.hist.NodeClaims {
 		for _, nc := range v.States {
 			if fp.claim(nc) && !claims[nc.Name] {
 				claims[nc.Name] = true
@@ -251,7 +253,7 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 		if e.Action != "CreateFleet" && e.Action != "RunInstances" || e.DryRun {
 			continue
 		}
-		nc := requestTag(e.Parameters, apisv1.NodeClaimTagKey)
+		nc := evidence.RequestTag(e.Parameters, apisv1.NodeClaimTagKey)
 		switch {
 		case nc != "" && claims[nc]:
 			graded, _ := claimGraded(nc, e.Time)
@@ -325,7 +327,7 @@ func checkRefusedByNodePool(g *Grading) Check {
 			admitted = append(admitted, fp.name+": never created (stage the lab)")
 			continue
 		}
-		pod := v.last()
+		pod := v.Last()
 		for _, np := range pools {
 			if why := nodePoolRefuses(np, &pod); why != "" {
 				refused = append(refused, fmt.Sprintf("%s: NodePool %s refuses it: %s", fp.name, np.Name, why))
@@ -344,9 +346,9 @@ func checkRefusedByNodePool(g *Grading) Check {
 
 func (g *Grading) liveNodePools() []karpv1.NodePool {
 	var out []karpv1.NodePool
-	for _, v := range g.hist.nodePools {
+	for _, v := range g.hist.NodePools {
 		if v.Deleted == nil {
-			out = append(out, v.last())
+			out = append(out, v.Last())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -357,11 +359,11 @@ func (g *Grading) liveNodePools() []karpv1.NodePool {
 // them was seen at its current generation first (zero when there is none).
 func (g *Grading) boundsSince() time.Time {
 	var t time.Time
-	for _, v := range g.hist.nodePools {
+	for _, v := range g.hist.NodePools {
 		if v.Deleted != nil {
 			continue
 		}
-		gen := v.last().Generation
+		gen := v.Last().Generation
 		for i, np := range v.States {
 			if np.Generation == gen {
 				if v.Seen[i].After(t) {
@@ -393,7 +395,7 @@ func nodePoolRefuses(np karpv1.NodePool, pod *corev1.Pod) string {
 
 // checkUnauthorisedDenied: a launch outside the policy was refused with UnauthorizedOperation,
 // the audit trail keeps it with its decoded reason, and it created nothing.
-func checkUnauthorisedDenied(ev *Evidence) Check {
+func checkUnauthorisedDenied(ev *evidence.Evidence) Check {
 	const id, title = "unauthorised-launch-denied", "An unauthorised launch was denied, created nothing, and is in the audit trail with its decoded reason"
 	var denied, bad []string
 	for _, c := range ev.Launches {
@@ -478,7 +480,7 @@ func checkWithinPolicy(g *Grading) Check {
 
 // outsidePolicy re-checks a launched instance against the statement, as the emulator would
 // have at launch (types and zones, encrypted volumes, IMDSv2, tags).
-func outsidePolicy(st fakeec2.PolicyStatement, in InstanceRow) string {
+func outsidePolicy(st fakeec2.PolicyStatement, in evidence.InstanceRow) string {
 	family, _, _ := strings.Cut(in.Type, ".")
 	typeOK := false
 	for _, f := range st.AllowedInstanceFamilies {

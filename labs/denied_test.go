@@ -13,6 +13,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 func TestIntegrationDeniedPathSolutionPasses(t *testing.T) {
@@ -113,36 +114,36 @@ func podWith(spec corev1.PodSpec, memory string) *corev1.Pod {
 // something, an instance launched by someone else, or no policy at all.
 func TestDeniedPolicyChecks(t *testing.T) {
 	encrypted := true
-	good := InstanceRow{ID: "i-1", Type: "m6i.large", Zone: "eu-west-2a", State: "running", HTTPTokens: "required",
+	good := evidence.InstanceRow{ID: "i-1", Type: "m6i.large", Zone: "eu-west-2a", State: "running", HTTPTokens: "required",
 		LaunchedBy: cluster.KarpenterAccessKeyID, Tags: map[string]string{"application": "ziba", "environment": "production", "owner": "platform"},
-		Volumes: []VolumeRow{{ID: "vol-1", Encrypted: &encrypted}}}
+		Volumes: []evidence.VolumeRow{{ID: "vol-1", Encrypted: &encrypted}}}
 	gpu := good
 	gpu.ID, gpu.Type = "i-2", "p3.2xlarge"
 	byLearner := good
 	byLearner.ID, byLearner.LaunchedBy = "i-3", cluster.LearnerAccessKeyID
-	denial := AuditCall{Action: "RunInstances", Caller: CIAccessKeyID, ErrorCode: "UnauthorizedOperation", Reason: "statement denies ec2:RunInstances"}
+	denial := evidence.AuditCall{Action: "RunInstances", Caller: CIAccessKeyID, ErrorCode: "UnauthorizedOperation", Reason: "statement denies ec2:RunInstances"}
 	leaky := denial
 	leaky.Created = []string{"i-9"}
 	policy := DeniedPolicy()
 	tests := []struct {
 		name       string
 		policy     *fakeec2.Policy
-		instances  []InstanceRow
-		launches   []AuditCall
+		instances  []evidence.InstanceRow
+		launches   []evidence.AuditCall
 		wantDenied bool
 		wantPolicy bool
 	}{
-		{name: "clean", policy: &policy, instances: []InstanceRow{good}, launches: []AuditCall{denial}, wantDenied: true, wantPolicy: true},
-		{name: "no denial, no policy", instances: []InstanceRow{good}},
-		{name: "denial created something", policy: &policy, launches: []AuditCall{denial, leaky}, wantPolicy: true},
-		{name: "gpu instance outside the policy", policy: &policy, instances: []InstanceRow{good, gpu}, launches: []AuditCall{denial}, wantDenied: true},
-		{name: "instance launched by the learner", policy: &policy, instances: []InstanceRow{byLearner}, launches: []AuditCall{denial}, wantDenied: true},
-		{name: "empty policy", policy: &fakeec2.Policy{}, launches: []AuditCall{denial}, wantDenied: true},
+		{name: "clean", policy: &policy, instances: []evidence.InstanceRow{good}, launches: []evidence.AuditCall{denial}, wantDenied: true, wantPolicy: true},
+		{name: "no denial, no policy", instances: []evidence.InstanceRow{good}},
+		{name: "denial created something", policy: &policy, launches: []evidence.AuditCall{denial, leaky}, wantPolicy: true},
+		{name: "gpu instance outside the policy", policy: &policy, instances: []evidence.InstanceRow{good, gpu}, launches: []evidence.AuditCall{denial}, wantDenied: true},
+		{name: "instance launched by the learner", policy: &policy, instances: []evidence.InstanceRow{byLearner}, launches: []evidence.AuditCall{denial}, wantDenied: true},
+		{name: "empty policy", policy: &fakeec2.Policy{}, launches: []evidence.AuditCall{denial}, wantDenied: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev := &Evidence{Instances: tt.instances, Launches: tt.launches}
-			g := &Grading{Snapshot: &Snapshot{Policy: tt.policy}, Evidence: ev, hist: decodeHistory(nil)}
+			ev := &evidence.Evidence{Instances: tt.instances, Launches: tt.launches}
+			g := &Grading{Snapshot: &evidence.Snapshot{Policy: tt.policy}, Evidence: ev, hist: evidence.DecodeHistory(nil)}
 			got := []bool{checkUnauthorisedDenied(ev).Passed, checkWithinPolicy(g).Passed}
 			if diff := cmp.Diff([]bool{tt.wantDenied, tt.wantPolicy}, got); diff != "" {
 				t.Errorf("[denied, within-policy] passed (-want +got):\n%s", diff)

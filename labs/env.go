@@ -16,11 +16,8 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/labs/evidence"
 )
-
-// GraderAccessKeyID signs the graders' EC2 reads, so the audit trail tells them apart from the
-// learner's and Karpenter's calls.
-const GraderAccessKeyID = "AKIAKARPLABGRADER000"
 
 // Env is a running lab as the scenarios see it: both control planes, and the files the
 // daemon keeps.
@@ -81,9 +78,14 @@ func NewEnvFor(home cluster.Home, cfg *rest.Config, ec2Endpoint string) (*Env, e
 		Kube:        kube,
 		Dynamic:     dyn,
 		Mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
-		EC2:         cluster.NewEC2Client(ec2Endpoint, GraderAccessKeyID),
+		EC2:         cluster.NewEC2Client(ec2Endpoint, evidence.GraderAccessKeyID),
 		Admin:       fakeec2.NewAdminClient(ec2Endpoint),
 		EC2Endpoint: ec2Endpoint,
 		Now:         time.Now,
 	}, nil
+}
+
+// TakeSnapshot reads both control planes as they are now.
+func (e *Env) TakeSnapshot(ctx context.Context) (*evidence.Snapshot, error) {
+	return evidence.Take(ctx, evidence.Sources{HistoryPath: e.Home.History(), Kube: e.Kube, EC2: e.EC2, Admin: e.Admin, Now: e.Now})
 }

@@ -11,12 +11,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The snapshots are real runs of the disruption labs (saved by their integration tests with
 // KARPLAB_SNAPSHOT_DIR, gzip -9), and one by hand: consolidation-halfway is the exercise with
 // the policy and consolidateAfter fixed but the 100% budget and no PodDisruptionBudget.
-// Their grading and correlation are pinned by golden files (-update rewrites them).
+// Their grading is pinned by golden files (-update rewrites them); the evidence package pins
+// their correlation.
 func TestGoldenDisruptionLabs(t *testing.T) {
 	tests := []struct {
 		lab, name  string
@@ -41,15 +43,11 @@ func TestGoldenDisruptionLabs(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap := loadSnapshot(t, tt.name)
-			var evText, report bytes.Buffer
-			if err := Correlate(snap).WriteText(&evText); err != nil {
-				t.Fatal(err)
-			}
+			var report bytes.Buffer
 			r := l.GradeSnapshot(t.Context(), nil, snap)
 			if err := r.WriteText(&report); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name+".evidence.txt", evText.Bytes())
 			golden(t, tt.name+".report.txt", report.Bytes())
 			if r.Passed != (len(tt.wantFailed) == 0) {
 				t.Errorf("report passed = %t, want %t", r.Passed, len(tt.wantFailed) == 0)
@@ -65,8 +63,8 @@ func TestGoldenDisruptionLabs(t *testing.T) {
 // reasons (and does not panic); an interruption of a machine Karpenter never knew is reported
 // as such.
 func TestDisruptionLabsOnAnEmptyLab(t *testing.T) {
-	empty := &Snapshot{TakenAt: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
-	stray := &Snapshot{
+	empty := &evidence.Snapshot{TakenAt: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
+	stray := &evidence.Snapshot{
 		TakenAt: empty.TakenAt,
 		Audit: []fakeec2.AuditEvent{{Time: empty.TakenAt.Add(-time.Minute), Action: fakeec2.ActionBidEvicted,
 			Caller: fakeec2.AWSServiceCaller, Terminated: []string{"i-0123456789abcdef0"}}},
@@ -75,7 +73,7 @@ func TestDisruptionLabsOnAnEmptyLab(t *testing.T) {
 	}
 	tests := []struct {
 		lab        string
-		snap       *Snapshot
+		snap       *evidence.Snapshot
 		wantPassed []string
 	}{
 		{lab: consolidationLab, snap: empty, wantPassed: []string{"no-leaks"}},

@@ -9,16 +9,15 @@ import (
 
 // Real runs of the denied-path, leak and bootstrap-failure labs (solution, untouched exercise,
 // and for the leak the learner's detection followed by Karpenter's garbage collection),
-// graded offline; their reports are pinned by golden files.
+// graded offline; their reports are pinned by golden files (the evidence package pins their
+// correlation).
 func TestGoldenScenarios(t *testing.T) {
 	tests := []struct {
 		lab, snapshot string
 		wantFailed    []string
-		// evidence also pins the correlation text (the denied path's PENDING POD table).
-		evidence bool
 	}{
-		{lab: deniedLab, snapshot: "denied-solution", evidence: true},
-		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}, evidence: true},
+		{lab: deniedLab, snapshot: "denied-solution"},
+		{lab: deniedLab, snapshot: "denied-exercise", wantFailed: []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}},
 		// The learner's path: the over-broad exercise applied, then the fix, then the NodeClaims
 		// the broad spec had made deleted.
 		{lab: deniedLab, snapshot: "denied-learner"},
@@ -36,13 +35,6 @@ func TestGoldenScenarios(t *testing.T) {
 			}
 			snap := loadSnapshot(t, tt.snapshot)
 			r := l.GradeSnapshot(t.Context(), nil, snap)
-			if tt.evidence {
-				var ev bytes.Buffer
-				if err := Correlate(snap).WriteText(&ev); err != nil {
-					t.Fatal(err)
-				}
-				golden(t, tt.snapshot+".evidence.txt", ev.Bytes())
-			}
 			var report bytes.Buffer
 			if err := r.WriteText(&report); err != nil {
 				t.Fatal(err)

@@ -13,13 +13,20 @@ const (
 	renderWorker   = "ziba-render-worker"
 	renderReplicas = 10
 	renderSelector = "app.kubernetes.io/name=ziba-render-worker"
-	generalPool    = "ziba-general"
+	// exampleSelector finds courseExample: its name label differs from the replicas' (see workload.yaml).
+	exampleSelector = "app.kubernetes.io/name=ziba-render-worker-example"
+	generalPool     = "ziba-general"
+	// courseExample is the pod the course describes by name; workload.yaml creates it
+	// beside the Deployment, with the same spec. Graders trace its chain with the replicas'
+	// and require it to run, but do not count it as a replica.
+	courseExample = "ziba-render-worker-example"
 )
 
 func init() {
 	register(&Lab{
-		Name:  "happy-path",
-		Title: "From Pending pods to running workers, through a bounded NodePool",
+		Name:     "happy-path",
+		Position: 1,
+		Title:    "From Pending pods to running workers, through a bounded NodePool",
 		Summary: `Ten ziba-render-worker pods wait Pending: their 6 GiB memory requests fit no node.
 Write a bounded NodePool and a governed EC2NodeClass; check proves every pod's chain,
 Pending pod UID -> NodeClaim -> EC2 instance -> Node -> started pod, in time order, with
@@ -32,10 +39,10 @@ encrypted disks, IMDSv2 and cost tags on the EC2 side.`,
 		Stage: stageHappy,
 		Grade: func(g *Grading) []Check {
 			ev := g.Evidence
-			pods := ev.podsOf(zibaNamespace, renderWorker)
+			pods := ev.PodsOf(zibaNamespace, renderWorker)
 			chain, order := checkChains(ev, pods)
 			return []Check{
-				checkRunning(ev, zibaNamespace, renderWorker, renderReplicas),
+				checkRunning(ev, zibaNamespace, renderWorker, renderReplicas, courseExample),
 				chain,
 				order,
 				checkBounded(g, generalPool),
@@ -56,13 +63,19 @@ func stageHappy(ctx context.Context, e *Env, out io.Writer, opts StageOptions) e
 		if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, renderSelector, renderReplicas, "Pending (Unschedulable)", "Running"); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "\nThe render workers are Pending. Your task: karplab lab get happy-path, complete nodepool.yaml, apply it, then karplab check happy-path\n")
+		if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, exampleSelector, 1, "Pending (Unschedulable)", "Running"); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nThe render workers are Pending (kubectl describe pod -n %s %s shows why). Your task: karplab lab get happy-path, complete nodepool.yaml, apply it, then karplab check happy-path\n", zibaNamespace, courseExample)
 		return nil
 	}
 	if err := e.ApplySolution(ctx, "happy-path", out); err != nil {
 		return err
 	}
 	if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, renderSelector, renderReplicas, "Running"); err != nil {
+		return err
+	}
+	if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, exampleSelector, 1, "Running"); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\nAll %d render workers run. Grade it: karplab check happy-path; read it: karplab evidence\n", renderReplicas)

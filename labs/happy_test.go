@@ -5,6 +5,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 func TestIntegrationHappyPathSolutionPasses(t *testing.T) {
@@ -17,10 +21,28 @@ func TestIntegrationHappyPathSolutionPasses(t *testing.T) {
 	if !r.Passed {
 		t.Fatalf("the solution does not pass:\n%s", reportText(r))
 	}
+	// The course's describe command names a pod that exists, and its chain is traced.
+	snap, err := e.TakeSnapshot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row *evidence.PodRow
+	for _, p := range evidence.Correlate(snap).Pods {
+		if p.Namespace == zibaNamespace && p.Name == courseExample {
+			row = &p
+		}
+	}
+	if row == nil || row.Phase != "Running" || row.NodeClaim == "" || row.InstanceID == "" {
+		t.Errorf("the course's example pod's evidence row: %+v", row)
+	}
 }
 
 func TestIntegrationHappyPathExerciseFails(t *testing.T) {
 	e := freshLab(t)
+	// A reset removes the example pod an earlier staging made with the lab's namespace.
+	if _, err := e.Kube.CoreV1().Pods(zibaNamespace).Get(t.Context(), courseExample, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after a reset, pod %s/%s: %v (want NotFound)", zibaNamespace, courseExample, err)
+	}
 	l, _ := Get("happy-path")
 	out := testOut(t)
 	if err := l.Run(t.Context(), e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
@@ -33,6 +55,9 @@ func TestIntegrationHappyPathExerciseFails(t *testing.T) {
 	if err := e.waitPods(t.Context(), out, 2*time.Minute, zibaNamespace, renderSelector, renderReplicas, "Running"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.Kube.CoreV1().Pods(zibaNamespace).Get(t.Context(), courseExample, metav1.GetOptions{}); err != nil {
+		t.Errorf("kubectl describe pod -n %s %s would fail: %v", zibaNamespace, courseExample, err)
+	}
 	r := checkUntil(t, e, l, true, 10*time.Second) // it must not come to pass
 	if r.Passed {
 		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
@@ -40,5 +65,44 @@ func TestIntegrationHappyPathExerciseFails(t *testing.T) {
 	want := []string{"nodepool-bounded", "limits-respected", "machines-governed", "cost-tags"}
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+}
+
+// The course's example pod shares the replicas' name prefix but no ReplicaSet: the happy
+// path's workload-running check requires it to run without counting it as a replica.
+func TestCheckRunningCourseExample(t *testing.T) {
+	replicas := func(n int, phase string) []evidence.PodRow {
+		var out []evidence.PodRow
+		for i := range n {
+			out = append(out, evidence.PodRow{Namespace: zibaNamespace, Name: renderWorker + "-6c6b9cc854-" + string(rune('a'+i)),
+				Owner: "ReplicaSet/" + renderWorker + "-6c6b9cc854", Phase: phase})
+		}
+		return out
+	}
+	example := func(phase string) evidence.PodRow {
+		return evidence.PodRow{Namespace: zibaNamespace, Name: courseExample, Phase: phase}
+	}
+	tests := []struct {
+		name       string
+		pods       []evidence.PodRow
+		wantPass   bool
+		wantReason string
+	}{
+		{name: "replicas and example running", pods: append(replicas(10, "Running"), example("Running")),
+			wantPass: true, wantReason: "10 of 10 ziba/ziba-render-worker pods Running"},
+		{name: "no example (older runs)", pods: replicas(10, "Running"),
+			wantPass: true, wantReason: "10 of 10 ziba/ziba-render-worker pods Running"},
+		{name: "example pending", pods: append(replicas(10, "Running"), example("Pending")),
+			wantReason: "10 of 10 ziba/ziba-render-worker pods Running, 1 Pending"},
+		{name: "example is not a replica", pods: append(replicas(9, "Running"), example("Running")),
+			wantReason: "9 of 10 ziba/ziba-render-worker pods Running, 0 Pending"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := checkRunning(&evidence.Evidence{Pods: tt.pods}, zibaNamespace, renderWorker, renderReplicas, courseExample)
+			if c.Passed != tt.wantPass || c.Reason != tt.wantReason {
+				t.Errorf("passed %t reason %q, want %t %q", c.Passed, c.Reason, tt.wantPass, tt.wantReason)
+			}
+		})
 	}
 }

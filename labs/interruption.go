@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The interruption lab: three render workers run on spot machines; EC2 takes one machine
@@ -32,8 +33,9 @@ const (
 
 func init() {
 	register(&Lab{
-		Name:  interruptionLab,
-		Title: "A spot machine is reclaimed: keep serving, and replace the capacity",
+		Name:     interruptionLab,
+		Position: 7,
+		Title:    "A spot machine is reclaimed: keep serving, and replace the capacity",
 		Summary: `Three render workers run on spot machines. EC2 reclaims one machine, and spot capacity with it.
 Spread the workers so one machine's loss takes one worker, and let the NodePool fall back to
 on-demand. check proves the timeline across both control planes: instance reclaimed, node
@@ -51,7 +53,7 @@ again, and that two of them served throughout.`,
 // reclaim is the spot interruption the grader follows: the last one in the audit trail.
 type reclaim struct {
 	At       time.Time
-	Instance InstanceRow
+	Instance evidence.InstanceRow
 	Claim    *claimLife
 	Node     string
 	// Workers are the render workers that ran on the machine when it was reclaimed.
@@ -65,7 +67,7 @@ func (g *Grading) lastReclaim() (reclaim, bool) {
 		if e.Action != fakeec2.ActionBidEvicted || e.ErrorCode != "" || len(e.Terminated) == 0 {
 			continue
 		}
-		in, ok := g.Evidence.instance(e.Terminated[0])
+		in, ok := g.Evidence.Instance(e.Terminated[0])
 		if !ok {
 			continue
 		}
@@ -83,8 +85,8 @@ func (g *Grading) lastReclaim() (reclaim, bool) {
 			}
 		}
 	}
-	for _, v := range g.hist.pods {
-		p := v.last()
+	for _, v := range g.hist.Pods {
+		p := v.Last()
 		if p.Namespace != zibaNamespace || !strings.HasPrefix(p.Name, renderWorker+"-") || p.Spec.NodeName != r.Node {
 			continue
 		}
@@ -185,8 +187,8 @@ func checkReclaimed(g *Grading, r reclaim) Check {
 
 // nodeNotReadyAfter is when the named Node was first seen not Ready after t.
 func (g *Grading) nodeNotReadyAfter(name string, t time.Time) (notReady, deleted *time.Time) {
-	for _, v := range g.hist.nodes {
-		if v.last().Name != name {
+	for _, v := range g.hist.Nodes {
+		if v.Last().Name != name {
 			continue
 		}
 		for i, n := range v.States {
@@ -230,13 +232,13 @@ func checkLossDetected(g *Grading, r reclaim) Check {
 func (g *Grading) workerPlacement(t time.Time) []string {
 	zoneOf := map[string]string{}
 	for _, c := range g.claimLives("") {
-		if in, ok := g.Evidence.instance(c.InstanceID); ok && c.NodeName != "" {
+		if in, ok := g.Evidence.Instance(c.InstanceID); ok && c.NodeName != "" {
 			zoneOf[c.NodeName] = in.Zone
 		}
 	}
 	perNode := map[string]int{}
-	for _, v := range g.hist.pods {
-		p := v.last()
+	for _, v := range g.hist.Pods {
+		p := v.Last()
 		if p.Namespace != zibaNamespace || !strings.HasPrefix(p.Name, renderWorker+"-") || p.Spec.NodeName == "" {
 			continue
 		}
@@ -303,7 +305,7 @@ func (g *Grading) replacements(r reclaim) []claimLife {
 }
 
 // failedLaunches quotes the launch calls after t that created no instance.
-func failedLaunches(ev *Evidence, t time.Time) []string {
+func failedLaunches(ev *evidence.Evidence, t time.Time) []string {
 	var out []string
 	for _, l := range ev.Launches {
 		if l.Time.Before(t) {
@@ -328,7 +330,7 @@ func failedLaunches(ev *Evidence, t time.Time) []string {
 func checkCapacityReplaced(g *Grading, r reclaim) Check {
 	var ready, proofs []string
 	for _, c := range g.replacements(r) {
-		in, _ := g.Evidence.instance(c.InstanceID)
+		in, _ := g.Evidence.Instance(c.InstanceID)
 		switch {
 		case c.Initialized != nil && c.Deleted == nil:
 			ready = append(ready, c.Name)
@@ -358,8 +360,8 @@ func checkRecoveryTimeline(g *Grading, r reclaim, steps []availStep) Check {
 	}
 	notReady, nodeDeleted := g.nodeNotReadyAfter(r.Node, r.At)
 	var evicted *time.Time
-	for _, v := range g.hist.pods {
-		if v.last().Spec.NodeName != r.Node || !strings.HasPrefix(v.last().Name, renderWorker+"-") {
+	for _, v := range g.hist.Pods {
+		if v.Last().Spec.NodeName != r.Node || !strings.HasPrefix(v.Last().Name, renderWorker+"-") {
 			continue
 		}
 		for i, p := range v.States {

@@ -8,14 +8,19 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // Lab is one scenario: the incident it stages, the learner's exercise and the reference
 // solution, and the grader that reads the evidence.
 type Lab struct {
 	// Name is how the CLI names it ("happy-path"); exercises/NAME and solutions/NAME hold its files.
-	Name  string
-	Title string
+	Name string
+	// Position is where the lab comes in the course, from 1: `karplab lab list` and All
+	// order by it, so a new lab is its one register call.
+	Position int
+	Title    string
 	// Summary says, in a few lines, what the learner proves.
 	Summary string
 	// Checklist names the course checklist items this lab rehearses.
@@ -36,9 +41,9 @@ type StageOptions struct {
 
 // Grading is what a grader reads: the snapshot, its correlation, and the lab's own files.
 type Grading struct {
-	Snapshot *Snapshot
-	Evidence *Evidence
-	hist     *history
+	Snapshot *evidence.Snapshot
+	Evidence *evidence.Evidence
+	hist     *evidence.History
 	// Live is the running lab, for graders that must look at current objects; nil in
 	// offline tests.
 	Env *Env
@@ -55,25 +60,20 @@ func register(l *Lab) {
 	registry[l.Name] = l
 }
 
-// All returns the labs in the order a course takes them.
+// All returns the labs in the order a course takes them (by Position; the name breaks a tie,
+// which TestCoursePositions forbids).
 func All() []*Lab {
 	out := make([]*Lab, 0, len(registry))
 	for _, l := range registry {
 		out = append(out, l)
 	}
-	sort.Slice(out, func(i, j int) bool { return order(out[i].Name) < order(out[j].Name) })
-	return out
-}
-
-var courseOrder = []string{"happy-path", "denied-path", "consolidation", "leak", "bootstrap-failure", "ami-drift", "interruption"}
-
-func order(name string) string {
-	for i, n := range courseOrder {
-		if n == name {
-			return fmt.Sprintf("%02d", i)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Position != out[j].Position {
+			return out[i].Position < out[j].Position
 		}
-	}
-	return "99" + name
+		return out[i].Name < out[j].Name
+	})
+	return out
 }
 
 // Get returns the named lab or an error listing the known ones.
@@ -110,9 +110,9 @@ func (l *Lab) Check(ctx context.Context, e *Env) (*Report, error) {
 }
 
 // GradeSnapshot grades a snapshot (e may be nil offline).
-func (l *Lab) GradeSnapshot(ctx context.Context, e *Env, snap *Snapshot) *Report {
-	h := decodeHistory(snap.History)
-	g := &Grading{Snapshot: snap, Evidence: correlate(h, snap), hist: h, Env: e, Ctx: ctx}
+func (l *Lab) GradeSnapshot(ctx context.Context, e *Env, snap *evidence.Snapshot) *Report {
+	h := evidence.DecodeHistory(snap.History)
+	g := &Grading{Snapshot: snap, Evidence: evidence.CorrelateHistory(h, snap), hist: h, Env: e, Ctx: ctx}
 	return newReport(l, snap.TakenAt, l.Grade(g))
 }
 

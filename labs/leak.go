@@ -20,6 +20,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The leak lab: after a normal provisioning, the Karpenter controller crashed between a
@@ -37,8 +38,9 @@ var nodeClaimsGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: 
 
 func init() {
 	register(&Lab{
-		Name:  leakLab,
-		Title: "Find and end an instance no NodeClaim owns",
+		Name:     leakLab,
+		Position: 4,
+		Title:    "Find and end an instance no NodeClaim owns",
 		Summary: `After a normal provisioning the Karpenter controller crashed right after a launch: one
 instance runs and bills with no NodeClaim, and never joined the cluster. Find it with the
 seed's aws/kubectl commands and terminate it (or let Karpenter's garbage collection); check
@@ -55,7 +57,7 @@ went with it, and what it cost while leaked.`,
 
 // leakedInstance is an instance tagged for the cluster that no NodeClaim owned, at some time.
 type leakedInstance struct {
-	InstanceRow
+	evidence.InstanceRow
 	// Since is when it became a leak: its launch, or its NodeClaim's deletion.
 	Since time.Time
 }
@@ -63,14 +65,14 @@ type leakedInstance struct {
 // historicLeaks finds every instance tagged for the cluster that no NodeClaim ever owned (a
 // launch never recorded), plus those still running after their NodeClaim went (a lost
 // terminate), whatever their state now.
-func historicLeaks(ev *Evidence) []leakedInstance {
+func historicLeaks(ev *evidence.Evidence) []leakedInstance {
 	owned := map[string]bool{}
 	for _, nc := range ev.NodeClaims {
 		if nc.InstanceID != "" {
 			owned[nc.InstanceID] = true
 		}
 	}
-	current := map[string]Leak{}
+	current := map[string]evidence.Leak{}
 	for _, l := range ev.Leaks {
 		current[l.InstanceID] = l
 	}
@@ -279,10 +281,10 @@ func checkLeakCost(g *Grading, leaks []leakedInstance) Check {
 
 // checkWorkloadIntact: the render workers still run, and no instance a live NodeClaim owns
 // was terminated by the learner (the wrong instance is the usual mistake).
-func checkWorkloadIntact(ev *Evidence) Check {
+func checkWorkloadIntact(ev *evidence.Evidence) Check {
 	const id, title = "workload-intact", "The workload is intact: its pods run and you terminated no instance a NodeClaim owns"
 	running := 0
-	for _, p := range ev.podsOf(zibaNamespace, renderWorker) {
+	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
 		if p.Phase == "Running" {
 			running++
 		}
@@ -292,7 +294,7 @@ func checkWorkloadIntact(ev *Evidence) Check {
 		if nc.InstanceID == "" {
 			continue
 		}
-		if in, ok := ev.instance(nc.InstanceID); ok && in.TerminatedBy == cluster.LearnerAccessKeyID {
+		if in, ok := ev.Instance(nc.InstanceID); ok && in.TerminatedBy == cluster.LearnerAccessKeyID {
 			wrong = append(wrong, fmt.Sprintf("you terminated %s, the instance of NodeClaim %s", in.ID, nc.Name))
 		}
 	}
@@ -428,7 +430,7 @@ func SolveLeak(ctx context.Context, e *Env, ec2c *ec2.Client, out io.Writer) ([]
 	claimed := map[string]bool{}
 	for _, c := range claims.Items {
 		pid, _, _ := unstructured.NestedString(c.Object, "status", "providerID")
-		if id := InstanceIDFromProviderID(pid); id != "" {
+		if id := evidence.InstanceIDFromProviderID(pid); id != "" {
 			claimed[id] = true
 		}
 	}

@@ -103,3 +103,18 @@ func pass(id, title, reason string, evidence ...string) Check {
 func fail(id, title, reason, hint string, evidence ...string) Check {
 	return Check{ID: id, Title: title, Reason: reason, Hint: hint, Evidence: evidence}
 }
+
+// dash and orNone print absent values in graders' text as the evidence tables do.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(untagged)"
+	}
+	return s
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/labs"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 func evidenceCommand() *cli.Command {
@@ -40,7 +41,7 @@ Times are relative to the first workload pod's creation.`,
 					return err
 				}
 			}
-			ev := labs.Correlate(snap)
+			ev := evidence.Correlate(snap)
 			switch {
 			case c.Bool("json"):
 				enc := json.NewEncoder(c.App.Writer)

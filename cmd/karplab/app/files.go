@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/karplab/karplab/labs"
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 func writeJSONFile(path string, v any) error {
@@ -20,7 +20,7 @@ func writeJSONFile(path string, v any) error {
 	return nil
 }
 
-func writeHTMLFile(path string, ev *labs.Evidence) error {
+func writeHTMLFile(path string, ev *evidence.Evidence) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -30,9 +30,13 @@ func labCommand() *cli.Command {
 					for _, l := range labs.All() {
 						fmt.Fprintf(tw, "%s\t%s\n", l.Name, l.Title)
 					}
-					tw.Flush()
-					fmt.Fprintln(c.App.Writer, "\nkarplab lab get NAME copies an exercise here; karplab lab run NAME stages it; karplab check NAME grades it.")
-					return nil
+					if err := tw.Flush(); err != nil {
+						return err
+					}
+					// Println: the last line ends in a newline, so a shell prompt or the next
+					// command's output starts on a line of its own (TestLabList).
+					_, err := fmt.Fprintln(c.App.Writer, "\nkarplab lab get NAME copies an exercise here; karplab lab run NAME stages it; karplab check NAME grades it.")
+					return err
 				},
 			},
 			{

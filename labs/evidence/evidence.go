@@ -1,4 +1,4 @@
-package labs
+package evidence
 
 import (
 	"fmt"
@@ -65,8 +65,8 @@ type PodRow struct {
 	DeletedAt     *time.Time `json:"deletedAt,omitempty"`
 }
 
-// leftAt is when the pod began to leave its node, nil while it stays.
-func (p PodRow) leftAt() *time.Time {
+// LeftAt is when the pod began to leave its node, nil while it stays.
+func (p PodRow) LeftAt() *time.Time {
 	if p.TerminatingAt != nil {
 		return p.TerminatingAt
 	}
@@ -246,8 +246,17 @@ var (
 	systemPrefix = "kube-"
 )
 
-func isWorkloadNamespace(ns string) bool {
+// IsWorkloadNamespace tells a learner's namespace from the cluster's own (kube-*).
+func IsWorkloadNamespace(ns string) bool {
 	return ns != "" && !strings.HasPrefix(ns, systemPrefix)
+}
+
+// NominatedNodeClaim returns the NodeClaim a Nominated event's message names ("" if none).
+func NominatedNodeClaim(msg string) string {
+	if m := nominatedRe.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // InstanceIDFromProviderID returns i-... from aws:///zone/i-... ("" if it is not one).
@@ -259,32 +268,34 @@ func InstanceIDFromProviderID(providerID string) string {
 }
 
 // Correlate joins a snapshot into the evidence record.
-func Correlate(s *Snapshot) *Evidence { return correlate(decodeHistory(s.History), s) }
+func Correlate(s *Snapshot) *Evidence { return CorrelateHistory(DecodeHistory(s.History), s) }
 
-func correlate(h *history, s *Snapshot) *Evidence {
+// CorrelateHistory is Correlate with s.History already decoded as h, for callers that read
+// the history too (the graders), so it is decoded once.
+func CorrelateHistory(h *History, s *Snapshot) *Evidence {
 	ev := &Evidence{TakenAt: s.TakenAt}
 	ev.Instances = correlateInstances(s)
 	ev.Launches = launchCalls(s.Audit)
 
 	byProviderClaim := map[string]string{}
-	for _, v := range sortedVersions(h.nodeClaims, func(a, b karpv1.NodeClaim) bool {
+	for _, v := range SortedVersions(h.NodeClaims, func(a, b karpv1.NodeClaim) bool {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}) {
-		row := nodeClaimRow(v, h.events[v.UID])
+		row := nodeClaimRow(v, h.Events[v.UID])
 		if row.ProviderID != "" {
 			byProviderClaim[row.ProviderID] = row.Name
 		}
 		ev.NodeClaims = append(ev.NodeClaims, row)
 	}
 	nodeByName := map[string]NodeRow{}
-	for _, v := range sortedVersions(h.nodes, func(a, b corev1.Node) bool {
+	for _, v := range SortedVersions(h.Nodes, func(a, b corev1.Node) bool {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}) {
 		row := nodeRow(v)
 		nodeByName[row.Name] = row
 		ev.Nodes = append(ev.Nodes, row)
 	}
-	for _, v := range sortedVersions(h.pods, func(a, b corev1.Pod) bool {
+	for _, v := range SortedVersions(h.Pods, func(a, b corev1.Pod) bool {
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
@@ -293,10 +304,10 @@ func correlate(h *history, s *Snapshot) *Evidence {
 		}
 		return a.Name < b.Name
 	}) {
-		if !isWorkloadNamespace(v.last().Namespace) || isDaemonSetPod(v.last()) {
+		if !IsWorkloadNamespace(v.Last().Namespace) || isDaemonSetPod(v.Last()) {
 			continue
 		}
-		row := podRow(v, h.events[v.UID])
+		row := podRow(v, h.Events[v.UID])
 		if n, ok := nodeByName[row.Node]; ok {
 			row.InstanceID = n.InstanceID
 			row.NodeClaim = byProviderClaim[n.ProviderID]
@@ -318,8 +329,8 @@ func isDaemonSetPod(p corev1.Pod) bool {
 	return false
 }
 
-func podRow(v *versions[corev1.Pod], events []corev1.Event) PodRow {
-	last := v.last()
+func podRow(v *Versions[corev1.Pod], events []corev1.Event) PodRow {
+	last := v.Last()
 	row := PodRow{
 		Namespace: last.Namespace, Name: last.Name, UID: v.UID,
 		Created: last.CreationTimestamp.UTC(), Phase: string(last.Status.Phase), Node: last.Spec.NodeName,
@@ -359,7 +370,7 @@ func podRow(v *versions[corev1.Pod], events []corev1.Event) PodRow {
 		case e.Reason == "Nominated" && e.Source.Component == "karpenter" || e.Reason == "Nominated" && strings.Contains(e.Message, "nodeclaim/"):
 			if m := nominatedRe.FindStringSubmatch(e.Message); m != nil && row.NominatedNodeClaim == "" {
 				row.NominatedNodeClaim = m[1]
-				row.NominatedAt = timePtr(metav1.NewTime(firstEventTime(e)))
+				row.NominatedAt = timePtr(metav1.NewTime(FirstEventTime(e)))
 			}
 		case e.Reason == "FailedScheduling" && strings.HasPrefix(e.Message, "Failed to schedule pod"):
 			row.KarpenterMessage = e.Message
@@ -382,8 +393,8 @@ func requestsOf(p corev1.Pod) string {
 	return strings.Join(parts, ", ")
 }
 
-func nodeClaimRow(v *versions[karpv1.NodeClaim], events []corev1.Event) NodeClaimRow {
-	last := v.last()
+func nodeClaimRow(v *Versions[karpv1.NodeClaim], events []corev1.Event) NodeClaimRow {
+	last := v.Last()
 	row := NodeClaimRow{
 		Name: last.Name, UID: v.UID, NodePool: last.Labels[karpv1.NodePoolLabelKey],
 		Created: last.CreationTimestamp.UTC(), Deleted: v.Deleted,
@@ -423,7 +434,7 @@ func nodeClaimRow(v *versions[karpv1.NodeClaim], events []corev1.Event) NodeClai
 			failures[e.Reason+": "+e.Message] = true
 		}
 		if e.Reason == "DisruptionTerminating" && row.DisruptionReason == "" {
-			row.DisruptionReason = disruptionReasonFromMessage(e.Message)
+			row.DisruptionReason = DisruptionReasonFromMessage(e.Message)
 		}
 	}
 	for f := range failures {
@@ -434,8 +445,8 @@ func nodeClaimRow(v *versions[karpv1.NodeClaim], events []corev1.Event) NodeClai
 	return row
 }
 
-// disruptionReasonFromMessage reads "Disrupting NodeClaim: Underutilized/Delete" and the like.
-func disruptionReasonFromMessage(msg string) string {
+// DisruptionReasonFromMessage reads "Disrupting NodeClaim: Underutilized/Delete" and the like.
+func DisruptionReasonFromMessage(msg string) string {
 	if _, after, ok := strings.Cut(msg, ": "); ok {
 		reason, _, _ := strings.Cut(after, "/")
 		return strings.TrimSpace(reason)
@@ -443,8 +454,8 @@ func disruptionReasonFromMessage(msg string) string {
 	return msg
 }
 
-func nodeRow(v *versions[corev1.Node]) NodeRow {
-	last := v.last()
+func nodeRow(v *Versions[corev1.Node]) NodeRow {
+	last := v.Last()
 	row := NodeRow{
 		Name: last.Name, UID: v.UID, ProviderID: last.Spec.ProviderID,
 		InstanceID: InstanceIDFromProviderID(last.Spec.ProviderID),
@@ -598,8 +609,8 @@ func launchCalls(audit []fakeec2.AuditEvent) []AuditCall {
 		c := AuditCall{
 			Time: e.Time.UTC(), Action: e.Action, Caller: e.Caller, RequestID: e.RequestID,
 			Created: e.Created, ErrorCode: e.ErrorCode, Errors: e.PartialErrors,
-			NodeClaim: requestTag(e.Parameters, "karpenter.sh/nodeclaim"),
-			NodePool:  requestTag(e.Parameters, "karpenter.sh/nodepool"),
+			NodeClaim: RequestTag(e.Parameters, "karpenter.sh/nodeclaim"),
+			NodePool:  RequestTag(e.Parameters, "karpenter.sh/nodepool"),
 		}
 		c.Reason = e.DenialReason
 		if c.Reason == "" {
@@ -610,8 +621,8 @@ func launchCalls(audit []fakeec2.AuditEvent) []AuditCall {
 	return out
 }
 
-// requestTag finds a tag's value in a launch call's TagSpecification parameters.
-func requestTag(params map[string]string, key string) string {
+// RequestTag finds a tag's value in a launch call's TagSpecification parameters.
+func RequestTag(params map[string]string, key string) string {
 	for k, v := range params {
 		if v != key || !strings.HasSuffix(k, ".Key") {
 			continue
@@ -623,7 +634,7 @@ func requestTag(params map[string]string, key string) string {
 	return ""
 }
 
-func findLeaks(ev *Evidence, h *history) []Leak {
+func findLeaks(ev *Evidence, h *History) []Leak {
 	live := map[string]bool{}
 	gone := map[string]*time.Time{}
 	for _, nc := range ev.NodeClaims {
@@ -665,7 +676,7 @@ func costOf(b fakeec2.Billing) Cost {
 			g.Resources = append(g.Resources, e.ResourceID)
 		}
 		for _, g := range groups {
-			g.USD = round6(g.USD)
+			g.USD = RoundUSD(g.USD)
 			c.ByTag[key] = append(c.ByTag[key], *g)
 		}
 		sort.Slice(c.ByTag[key], func(i, j int) bool { return c.ByTag[key][i].Value < c.ByTag[key][j].Value })
@@ -675,11 +686,12 @@ func costOf(b fakeec2.Billing) Cost {
 			c.HourlyNowUSD += e.PricePerHour
 		}
 	}
-	c.HourlyNowUSD = round6(c.HourlyNowUSD)
+	c.HourlyNowUSD = RoundUSD(c.HourlyNowUSD)
 	return c
 }
 
-func round6(f float64) float64 { return float64(int64(f*1e6+0.5)) / 1e6 }
+// RoundUSD rounds dollars to the micro-dollar the record prints.
+func RoundUSD(f float64) float64 { return float64(int64(f*1e6+0.5)) / 1e6 }
 
 func tagMap(tags []ec2types.Tag) map[string]string {
 	m := make(map[string]string, len(tags))

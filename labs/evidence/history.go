@@ -1,4 +1,4 @@
-package labs
+package evidence
 
 import (
 	"sort"
@@ -12,52 +12,56 @@ import (
 	"github.com/karplab/karplab/cluster/recorder"
 )
 
-// versions is one object's recorded life: every state seen, first to last.
-type versions[T any] struct {
+// Versions is one object's recorded life: every state seen, first to last.
+type Versions[T any] struct {
 	UID     string
 	States  []T
 	Seen    []time.Time // when each state was recorded
 	Deleted *time.Time  // when the deletion was seen
 }
 
-func (v *versions[T]) last() T { return v.States[len(v.States)-1] }
+// Last is the latest state recorded (a decoded object has at least one).
+func (v *Versions[T]) Last() T { return v.States[len(v.States)-1] }
 
-// history is the recorder's history decoded into typed objects, indexed by UID.
-type history struct {
-	pods       map[string]*versions[corev1.Pod]
-	nodes      map[string]*versions[corev1.Node]
-	nodeClaims map[string]*versions[karpv1.NodeClaim]
-	nodePools  map[string]*versions[karpv1.NodePool]
-	nodeClass  map[string]*versions[*unstructured.Unstructured]
-	// events by the UID of the object they are about, oldest first.
-	events map[string][]corev1.Event
+// History is the recorder's history decoded into typed objects, each map indexed by UID.
+// Graders read it for what the correlated rows do not keep (every state of an object).
+type History struct {
+	Pods       map[string]*Versions[corev1.Pod]
+	Nodes      map[string]*Versions[corev1.Node]
+	NodeClaims map[string]*Versions[karpv1.NodeClaim]
+	NodePools  map[string]*Versions[karpv1.NodePool]
+	// NodeClasses are the EC2NodeClasses, kept unstructured (core does not define the type).
+	NodeClasses map[string]*Versions[*unstructured.Unstructured]
+	// Events by the UID of the object they are about, oldest first.
+	Events map[string][]corev1.Event
 }
 
-func decodeHistory(recs []recorder.Record) *history {
-	h := &history{
-		pods:       map[string]*versions[corev1.Pod]{},
-		nodes:      map[string]*versions[corev1.Node]{},
-		nodeClaims: map[string]*versions[karpv1.NodeClaim]{},
-		nodePools:  map[string]*versions[karpv1.NodePool]{},
-		nodeClass:  map[string]*versions[*unstructured.Unstructured]{},
-		events:     map[string][]corev1.Event{},
+// DecodeHistory decodes recorded objects; records that do not decode are skipped.
+func DecodeHistory(recs []recorder.Record) *History {
+	h := &History{
+		Pods:        map[string]*Versions[corev1.Pod]{},
+		Nodes:       map[string]*Versions[corev1.Node]{},
+		NodeClaims:  map[string]*Versions[karpv1.NodeClaim]{},
+		NodePools:   map[string]*Versions[karpv1.NodePool]{},
+		NodeClasses: map[string]*Versions[*unstructured.Unstructured]{},
+		Events:      map[string][]corev1.Event{},
 	}
 	seenEvent := map[string]corev1.Event{}
 	for _, r := range recs {
 		switch r.Kind {
 		case "Pod":
-			add(h.pods, r)
+			add(h.Pods, r)
 		case "Node":
-			add(h.nodes, r)
+			add(h.Nodes, r)
 		case "NodeClaim":
-			add(h.nodeClaims, r)
+			add(h.NodeClaims, r)
 		case "NodePool":
-			add(h.nodePools, r)
+			add(h.NodePools, r)
 		case "EC2NodeClass":
-			v := h.nodeClass[string(r.Object.GetUID())]
+			v := h.NodeClasses[string(r.Object.GetUID())]
 			if v == nil {
-				v = &versions[*unstructured.Unstructured]{UID: string(r.Object.GetUID())}
-				h.nodeClass[v.UID] = v
+				v = &Versions[*unstructured.Unstructured]{UID: string(r.Object.GetUID())}
+				h.NodeClasses[v.UID] = v
 			}
 			if r.Type == recorder.Deleted {
 				t := r.Time
@@ -74,16 +78,16 @@ func decodeHistory(recs []recorder.Record) *history {
 	}
 	for _, ev := range seenEvent {
 		uid := string(ev.InvolvedObject.UID)
-		h.events[uid] = append(h.events[uid], ev)
+		h.Events[uid] = append(h.Events[uid], ev)
 	}
-	for uid := range h.events {
-		evs := h.events[uid]
+	for uid := range h.Events {
+		evs := h.Events[uid]
 		sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[i]).Before(eventTime(evs[j])) })
 	}
 	return h
 }
 
-func add[T any](m map[string]*versions[T], r recorder.Record) {
+func add[T any](m map[string]*Versions[T], r recorder.Record) {
 	var obj T
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Object.Object, &obj); err != nil {
 		return
@@ -91,7 +95,7 @@ func add[T any](m map[string]*versions[T], r recorder.Record) {
 	uid := string(r.Object.GetUID())
 	v := m[uid]
 	if v == nil {
-		v = &versions[T]{UID: uid}
+		v = &Versions[T]{UID: uid}
 		m[uid] = v
 	}
 	if r.Type == recorder.Deleted {
@@ -115,8 +119,8 @@ func eventTime(ev corev1.Event) time.Time {
 	return ev.CreationTimestamp.Time
 }
 
-// firstEventTime is when an event first happened.
-func firstEventTime(ev corev1.Event) time.Time {
+// FirstEventTime is when an event first happened.
+func FirstEventTime(ev corev1.Event) time.Time {
 	switch {
 	case !ev.FirstTimestamp.IsZero():
 		return ev.FirstTimestamp.Time
@@ -126,9 +130,10 @@ func firstEventTime(ev corev1.Event) time.Time {
 	return ev.CreationTimestamp.Time
 }
 
-// sortedKeys returns the keys of m in an order stable across runs (by the order function).
-func sortedVersions[T any](m map[string]*versions[T], less func(a, b T) bool) []*versions[T] {
-	out := make([]*versions[T], 0, len(m))
+// SortedVersions returns the objects of m in an order stable across runs: by less on their
+// first state, then by UID.
+func SortedVersions[T any](m map[string]*Versions[T], less func(a, b T) bool) []*Versions[T] {
+	out := make([]*Versions[T], 0, len(m))
 	for _, v := range m {
 		out = append(out, v)
 	}

@@ -1,4 +1,4 @@
-package labs
+package evidence
 
 import (
 	"fmt"

@@ -1,0 +1,88 @@
+package evidence
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the current output")
+
+// The record prints local times; golden files are written in UTC.
+func init() { time.Local = time.UTC }
+
+// loadSnapshot reads a snapshot a real lab run saved (karplab evidence --snapshot FILE, gzipped).
+func loadSnapshot(t *testing.T, name string) *Snapshot {
+	t.Helper()
+	s, err := ReadSnapshot(filepath.Join("testdata", name+".snapshot.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./labs/evidence -run %s -update to create it)", err, t.Name())
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got), rerun with -update if the change is intended:\n%s", name, diff)
+	}
+}
+
+// The snapshots are real runs of the labs (solutions, untouched exercises, and a learner's
+// path half done); their correlation is pinned by golden files: the text tables for each, the
+// JSON record for the happy path. The HTML page has its own test (html_test.go).
+func TestGoldenEvidence(t *testing.T) {
+	tests := []struct {
+		name string
+		json bool // also pin the JSON record
+	}{
+		{name: "happy-solution", json: true},
+		{name: "happy-exercise", json: true},
+		// The denied path's PENDING POD table.
+		{name: "denied-solution"},
+		{name: "denied-exercise"},
+		{name: "consolidation-solution"},
+		{name: "consolidation-exercise"},
+		{name: "consolidation-halfway"},
+		{name: "interruption-solution"},
+		{name: "interruption-exercise"},
+		{name: "amidrift-solution"},
+		{name: "amidrift-exercise"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := Correlate(loadSnapshot(t, tt.name))
+			var text bytes.Buffer
+			if err := ev.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name+".evidence.txt", text.Bytes())
+			if tt.json {
+				var js bytes.Buffer
+				enc := json.NewEncoder(&js)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(ev); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, tt.name+".evidence.json", js.Bytes())
+			}
+		})
+	}
+}

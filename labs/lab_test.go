@@ -1,0 +1,62 @@
+package labs
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// positionProblems says which labs have no course position and which share one.
+func positionProblems(ls []*Lab) []string {
+	var problems []string
+	byPos := map[int][]string{}
+	for _, l := range ls {
+		if l.Position < 1 {
+			problems = append(problems, fmt.Sprintf("lab %s has no course position (set Position in its register call)", l.Name))
+			continue
+		}
+		byPos[l.Position] = append(byPos[l.Position], l.Name)
+	}
+	for pos, names := range byPos {
+		if len(names) > 1 {
+			sort.Strings(names)
+			problems = append(problems, fmt.Sprintf("labs %v all claim course position %d", names, pos))
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+// Every registered lab has its own place in the course, so All (and karplab lab list) has
+// one order and a new lab is one register call.
+func TestCoursePositions(t *testing.T) {
+	if problems := positionProblems(All()); len(problems) > 0 {
+		t.Errorf("course positions:\n%v", problems)
+	}
+	if got := All(); len(got) == 0 || got[0].Name != "happy-path" {
+		t.Errorf("the course does not open with happy-path: %v", got)
+	}
+}
+
+func TestPositionProblems(t *testing.T) {
+	tests := []struct {
+		name string
+		labs []*Lab
+		want []string
+	}{
+		{name: "distinct", labs: []*Lab{{Name: "a", Position: 1}, {Name: "b", Position: 2}}},
+		{name: "none", labs: []*Lab{{Name: "a", Position: 1}, {Name: "b"}},
+			want: []string{"lab b has no course position (set Position in its register call)"}},
+		{name: "shared", labs: []*Lab{{Name: "b", Position: 3}, {Name: "a", Position: 3}},
+			want: []string{"labs [a b] all claim course position 3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, positionProblems(tt.labs)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
