@@ -10,7 +10,11 @@ import (
 	"sort"
 	"strings"
 
+	admv1alpha1 "github.com/awslabs/amazon-eks-ami/nodeadm/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -23,40 +27,17 @@ const (
 	boundary = "//"
 )
 
-// NodeConfig is the subset of nodeadm's node.eks.aws/v1alpha1 NodeConfig the lab uses.
-type NodeConfig struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Spec       NodeConfigSpec `json:"spec"`
-}
+// Format is the bootstrap flavour user data is written for, i.e. which AMI family reads it.
+type Format string
 
-// NodeConfigSpec holds the cluster connection and the kubelet's registration settings.
-type NodeConfigSpec struct {
-	Cluster ClusterDetails `json:"cluster"`
-	Kubelet KubeletOptions `json:"kubelet"`
-}
-
-// ClusterDetails tells the node where its API server is.
-type ClusterDetails struct {
-	Name                 string `json:"name"`
-	APIServerEndpoint    string `json:"apiServerEndpoint"`
-	CertificateAuthority []byte `json:"certificateAuthority,omitempty"`
-	CIDR                 string `json:"cidr,omitempty"`
-}
-
-// KubeletOptions is the kubelet configuration and command-line flags nodeadm applies.
-type KubeletOptions struct {
-	Config KubeletConfig `json:"config,omitempty"`
-	// Flags carries --node-labels=k=v,... as Karpenter writes it.
-	Flags []string `json:"flags,omitempty"`
-}
-
-// KubeletConfig is the subset of KubeletConfiguration Karpenter sets.
-type KubeletConfig struct {
-	MaxPods            *int32         `json:"maxPods,omitempty"`
-	ClusterDNS         []string       `json:"clusterDNS,omitempty"`
-	RegisterWithTaints []corev1.Taint `json:"registerWithTaints,omitempty"`
-}
+const (
+	// FormatAL2023: MIME multipart with nodeadm NodeConfig parts (AL2023, the lab's default).
+	FormatAL2023 Format = "AL2023"
+	// FormatAL2: a shell script calling /etc/eks/bootstrap.sh (AL2), usually in MIME multipart.
+	FormatAL2 Format = "AL2"
+	// FormatBottlerocket: TOML settings read by Bottlerocket's early-boot-config.
+	FormatBottlerocket Format = "Bottlerocket"
+)
 
 // Node is what a node is told at boot: it is rendered into user data and parsed back.
 type Node struct {
@@ -67,10 +48,16 @@ type Node struct {
 	MaxPods              *int32
 	Labels               map[string]string
 	Taints               []corev1.Taint
+	// KubeReserved, SystemReserved and EvictionHard are the kubelet's settings of those names
+	// (resource or signal -> quantity), nil when the user data leaves the AMI's defaults.
+	KubeReserved   map[string]string
+	SystemReserved map[string]string
+	EvictionHard   map[string]string
 }
 
-// UserData is parsed user data: the node settings and any custom scripts, in MIME order.
+// UserData is parsed user data: the node settings and any shell scripts, in MIME order.
 type UserData struct {
+	Format  Format
 	Node    Node
 	Scripts []string
 }
@@ -78,21 +65,31 @@ type UserData struct {
 // Render returns the MIME multipart user data for n, with customScript (the EC2NodeClass
 // spec.userData, may be empty) as a shell part before the NodeConfig, as Karpenter orders them.
 func Render(n Node, customScript string) (string, error) {
-	cfg := NodeConfig{
-		APIVersion: "node.eks.aws/v1alpha1",
-		Kind:       "NodeConfig",
-		Spec: NodeConfigSpec{
-			Cluster: ClusterDetails{
+	cfg := admv1alpha1.NodeConfig{
+		TypeMeta: metav1.TypeMeta{APIVersion: admv1alpha1.GroupVersion.String(), Kind: "NodeConfig"},
+		Spec: admv1alpha1.NodeConfigSpec{
+			Cluster: admv1alpha1.ClusterDetails{
 				Name:                 n.ClusterName,
 				APIServerEndpoint:    n.APIServerEndpoint,
 				CertificateAuthority: n.CertificateAuthority,
 			},
-			Kubelet: KubeletOptions{Config: KubeletConfig{
-				MaxPods:            n.MaxPods,
-				ClusterDNS:         n.ClusterDNS,
-				RegisterWithTaints: n.Taints,
-			}},
 		},
+	}
+	kc := map[string]runtime.RawExtension{}
+	for key, v := range map[string]any{
+		"maxPods": n.MaxPods, "clusterDNS": n.ClusterDNS, "registerWithTaints": n.Taints,
+		"kubeReserved": n.KubeReserved, "systemReserved": n.SystemReserved, "evictionHard": n.EvictionHard,
+	} {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return "", fmt.Errorf("encoding kubelet config %s: %w", key, err)
+		}
+		if string(raw) != "null" {
+			kc[key] = runtime.RawExtension{Raw: raw}
+		}
+	}
+	if len(kc) > 0 {
+		cfg.Spec.Kubelet.Config = kc
 	}
 	if len(n.Labels) > 0 {
 		cfg.Spec.Kubelet.Flags = []string{"--node-labels=" + formatLabels(n.Labels)}
@@ -134,45 +131,71 @@ func writePart(w *multipart.Writer, contentType string, body []byte) error {
 	return err
 }
 
-// Parse reads user data produced by Render (or written by hand in the same MIME layout).
-// It fails when there is no NodeConfig part: such a node cannot join the cluster.
+// Parse reads user data as the AMI family it is written for would: MIME multipart with
+// nodeadm NodeConfig parts (AL2023; what Render and karpenter-provider-aws write), a script
+// calling /etc/eks/bootstrap.sh, bare or in MIME (AL2), or Bottlerocket TOML settings. It
+// fails when nothing in it tells the node how to join a cluster.
 func Parse(userData string) (*UserData, error) {
+	trimmed := strings.TrimSpace(userData)
+	if strings.HasPrefix(trimmed, "MIME-Version:") || strings.HasPrefix(trimmed, "Content-Type:") {
+		return parseMIME(userData)
+	}
+	if ud, ok, err := parseBottlerocket(userData); ok || err != nil {
+		return ud, err
+	}
+	// AL2 also takes a bare script (EKS's own docs show one); cloud-init runs it as is.
+	if n, ok, err := parseBootstrapSh(userData); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return &UserData{Format: FormatAL2, Node: n, Scripts: []string{userData}}, nil
+	}
+	return nil, fmt.Errorf("user data is not multipart MIME, nor Bottlerocket TOML, nor a script calling /etc/eks/bootstrap.sh")
+}
+
+// parseMIME reads multipart user data: nodeadm merges every NodeConfig part in order; cloud-init
+// runs every shell part in order, one of which may call bootstrap.sh (AL2).
+func parseMIME(userData string) (*UserData, error) {
 	msg, err := readMessage(userData)
 	if err != nil {
 		return nil, err
 	}
 	out := &UserData{}
-	found := false
+	var configs []*admv1alpha1.NodeConfig
+	var al2 *Node
 	for _, part := range msg {
 		switch part.mediaType {
 		case "text/x-shellscript":
 			out.Scripts = append(out.Scripts, string(part.body))
-		case NodeConfigContentType:
-			var cfg NodeConfig
-			if err := yaml.UnmarshalStrict(part.body, &cfg); err != nil {
-				return nil, fmt.Errorf("parsing NodeConfig: %w", err)
+			if al2 != nil {
+				continue // bootstrap.sh joins once; a second call finds the kubelet running
 			}
-			if cfg.Kind != "NodeConfig" {
-				return nil, fmt.Errorf("parsing NodeConfig: kind is %q, want NodeConfig", cfg.Kind)
-			}
-			labels, err := parseLabelFlags(cfg.Spec.Kubelet.Flags)
+			n, ok, err := parseBootstrapSh(string(part.body))
 			if err != nil {
 				return nil, err
 			}
-			out.Node = Node{
-				ClusterName:          cfg.Spec.Cluster.Name,
-				APIServerEndpoint:    cfg.Spec.Cluster.APIServerEndpoint,
-				CertificateAuthority: cfg.Spec.Cluster.CertificateAuthority,
-				ClusterDNS:           cfg.Spec.Kubelet.Config.ClusterDNS,
-				MaxPods:              cfg.Spec.Kubelet.Config.MaxPods,
-				Labels:               labels,
-				Taints:               cfg.Spec.Kubelet.Config.RegisterWithTaints,
+			if ok {
+				al2 = &n
 			}
-			found = true
+		case NodeConfigContentType:
+			cfg, err := decodeNodeConfig(part.body)
+			if err != nil {
+				return nil, err
+			}
+			configs = append(configs, cfg)
 		}
 	}
-	if !found {
-		return nil, fmt.Errorf("user data has no %s part: nodeadm has nothing to join the cluster with", NodeConfigContentType)
+	switch {
+	case len(configs) > 0:
+		n, err := nodeFromConfigs(configs)
+		if err != nil {
+			return nil, err
+		}
+		out.Format, out.Node = FormatAL2023, n
+	case al2 != nil:
+		out.Format, out.Node = FormatAL2, *al2
+	default:
+		return nil, fmt.Errorf("user data has no %s part, nor a script calling /etc/eks/bootstrap.sh: nothing joins the node to a cluster", NodeConfigContentType)
 	}
 	return out, nil
 }
@@ -230,22 +253,4 @@ func formatLabels(labels map[string]string) string {
 		pairs[i] = k + "=" + labels[k]
 	}
 	return strings.Join(pairs, ",")
-}
-
-func parseLabelFlags(flags []string) (map[string]string, error) {
-	labels := map[string]string{}
-	for _, f := range flags {
-		v, ok := strings.CutPrefix(f, "--node-labels=")
-		if !ok || v == "" {
-			continue
-		}
-		for _, pair := range strings.Split(v, ",") {
-			k, val, ok := strings.Cut(pair, "=")
-			if !ok || k == "" {
-				return nil, fmt.Errorf("kubelet flag --node-labels: %q is not key=value", pair)
-			}
-			labels[k] = val
-		}
-	}
-	return labels, nil
 }

@@ -43,7 +43,7 @@ func TestRenderParseRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v\n%s", err, ud)
 			}
-			want := &UserData{Node: tt.node}
+			want := &UserData{Format: FormatAL2023, Node: tt.node}
 			if want.Node.Labels == nil {
 				want.Node.Labels = map[string]string{}
 			}

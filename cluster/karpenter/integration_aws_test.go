@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/karplab/karplab/cluster/controlplane"
 	"github.com/karplab/karplab/cluster/karpenter"
+	"github.com/karplab/karplab/cluster/kubelet"
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/eks"
 )
@@ -35,7 +38,9 @@ import (
 // child starts and is Ready with its listeners on loopback, the provider's CRDs and the
 // kube-dns Service are there, the seed EC2NodeClass reaches Ready=True through the real
 // subnet, security group, AMI (SSM), instance profile (IAM) and validation controllers,
-// and a Pending pod gets a NodeClaim and a CreateFleet in the emulator's audit trail.
+// and a Pending pod gets a NodeClaim and a CreateFleet in the emulator's audit trail; the
+// simulated kubelet registers the Node from the provider's own user data, the NodeClaim is
+// Initialized and the pod runs.
 //
 // The lab's own Karpenter child is stopped meanwhile (both would reconcile the same
 // EC2NodeClass and NodePool) and comes back, with the lab's CRDs, afterwards.
@@ -171,21 +176,83 @@ func TestIntegrationAWSProvider(t *testing.T) {
 		}
 		return ok > 0, fmt.Sprintf("%d successful ReceiveMessage calls", ok)
 	})
-	// How far the machine gets beyond the launch (the simulated kubelet reading the
-	// provider's user data) is logged, not asserted, in this first step.
-	time.Sleep(10 * time.Second)
-	for _, nc := range e.nodeClaims(t) {
+	// The simulated kubelet reads the provider's own user data (AL2023 nodeadm MIME) and
+	// registers the Node; core's registration removes karpenter.sh/unregistered and
+	// initialises the NodeClaim; kwok runs the pod.
+	var claim karpv1.NodeClaim
+	waitFor(t, 90*time.Second, 500*time.Millisecond, "the NodeClaim Registered and Initialized", func() (bool, string) {
+		claims := e.nodeClaims(t)
+		if len(claims) == 0 {
+			return false, "no NodeClaim"
+		}
+		claim = claims[0]
 		var conds []string
-		for _, c := range nc.Status.Conditions {
+		for _, c := range claim.Status.Conditions {
 			conds = append(conds, c.Type+"="+string(c.Status))
 		}
-		t.Logf("NodeClaim %s after 10s: node %q, conditions %v", nc.Name, nc.Status.NodeName, conds)
+		var kubelets []string
+		for _, n := range e.kubelet.Nodes() {
+			kubelets = append(kubelets, fmt.Sprintf("%s %s %q", n.InstanceID, n.Phase, n.Reason))
+		}
+		return claim.StatusConditions().Get(karpv1.ConditionTypeRegistered).IsTrue() &&
+				claim.StatusConditions().Get(karpv1.ConditionTypeInitialized).IsTrue(),
+			fmt.Sprintf("node %q, conditions %v, kubelets %v", claim.Status.NodeName, conds, kubelets)
+	})
+	e.waitRunning(t, "ziba-aws", "aws-demo", 1, 60*time.Second)
+	t.Logf("the pod is Running %s after the Deployment was created", time.Since(since).Round(time.Millisecond))
+
+	node, err := e.kube.CoreV1().Nodes().Get(ctx, claim.Status.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the NodeClaim's node: %v", err)
 	}
-	for _, n := range e.kubelet.Nodes() {
-		if n.ProviderID != "" || n.Reason != "" {
-			t.Logf("simulated kubelet: instance %s %s, phase %s, reason %q", n.InstanceID, n.InstanceType, n.Phase, n.Reason)
+	if node.Spec.ProviderID != claim.Status.ProviderID || !strings.HasPrefix(node.Spec.ProviderID, "aws:///eu-west-2") {
+		t.Errorf("node provider ID %q, NodeClaim's %q", node.Spec.ProviderID, claim.Status.ProviderID)
+	}
+	wantLabels := map[string]string{
+		karpv1.NodePoolLabelKey:            "ziba-general",
+		"karpenter.k8s.aws/ec2nodeclass":   "ziba-general",
+		"node.kubernetes.io/instance-type": claim.Labels["node.kubernetes.io/instance-type"],
+		karpv1.CapacityTypeLabelKey:        claim.Labels[karpv1.CapacityTypeLabelKey],
+		"workload.ziba.dev/tier":           "general",
+		"topology.kubernetes.io/zone":      claim.Labels["topology.kubernetes.io/zone"],
+		karpv1.NodeRegisteredLabelKey:      "true",
+		karpv1.NodeInitializedLabelKey:     "true",
+	}
+	for k, v := range wantLabels {
+		if got, ok := node.Labels[k]; !ok || got != v || v == "" {
+			t.Errorf("node label %s = %q (set %v), want %q", k, got, ok, v)
 		}
 	}
+	for _, taint := range node.Spec.Taints {
+		if taint.Key == karpv1.UnregisteredTaintKey {
+			t.Errorf("node %s still has the %s taint", node.Name, taint.Key)
+		}
+	}
+	// The kubelet registered it from the provider's user data, with the pods limit the
+	// provider computed for the type (its NodeClaim's capacity).
+	if got, want := node.Status.Capacity.Pods().Value(), claim.Status.Capacity.Pods().Value(); got != want {
+		t.Errorf("node pods capacity %d, NodeClaim's %d", got, want)
+	}
+	t.Logf("node %s allocatable %v; the provider expected %v", node.Name, node.Status.Allocatable, claim.Status.Allocatable)
+	var status *kubelet.NodeStatus
+	for _, n := range e.kubelet.Nodes() {
+		if n.ProviderID == node.Spec.ProviderID {
+			status = &n
+		}
+	}
+	if status == nil || status.Phase != kubelet.PhaseRegistered || status.Adopted {
+		t.Errorf("simulated kubelet status for %s: %+v, want registered, not adopted", node.Spec.ProviderID, status)
+	}
+	// The boot outcome reached the instance's console (GetConsoleOutput).
+	id := instanceID(t, node.Spec.ProviderID)
+	waitFor(t, 10*time.Second, 250*time.Millisecond, "the registration on the instance console", func() (bool, string) {
+		out, err := e.ec2.GetConsoleOutput(ctx, &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
+		if err != nil || out.Output == nil {
+			return false, fmt.Sprintf("GetConsoleOutput: %v", err)
+		}
+		b, _ := base64.StdEncoding.DecodeString(*out.Output)
+		return strings.Contains(string(b), `"Successfully registered node" node="`+node.Name+`"`), string(b)
+	})
 }
 
 // pauseLabKarpenter stops the shared lab's Karpenter child for the test and, at cleanup,

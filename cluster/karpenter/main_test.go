@@ -190,7 +190,7 @@ func setup() (*testEnv, error) {
 	e.admin = fakeec2.NewAdminClient(e.endpoint)
 
 	e.kubelet, err = kubelet.New(kubelet.Options{RESTConfig: e.rest, EC2: ec2Client(e.endpoint, kubeletKey), ClusterName: "karplab",
-		ManageKWOKProviderNodes: true})
+		ManageKWOKProviderNodes: true, Console: e.admin})
 	if err != nil {
 		return e, err
 	}

@@ -12,6 +12,11 @@
 // Optionally (Options.ManageKWOKProviderNodes) one more kwok controller keeps the Nodes of
 // Karpenter's own kwok provider (label kwok.x-k8s.io/node=fake) Ready, for --provider kwok.
 //
+// User data may be written for AL2023 (nodeadm), AL2 (bootstrap.sh) or Bottlerocket, by the
+// lab's provider or the real karpenter-provider-aws; the Node reports that AMI family's OS.
+// With Options.Console set, each boot's outcome (registered, or the failing script or agent)
+// is appended to the instance's console output, as GetConsoleOutput shows it.
+//
 // Bootstrap can be broken, realistically (a custom user-data script that exits non-zero) or
 // programmatically (Kubelet.BreakBootstrap): the instance runs but no Node ever registers.
 //

@@ -136,6 +136,7 @@ func newLab(tb testing.TB, ec2opts fakeec2.Options) *lab {
 		ClusterName:       "karplab",
 		PollInterval:      testPoll,
 		NodeLeaseDuration: testLeaseDuration,
+		Console:           fakeec2.NewAdminClient(hs.URL),
 		Logger:            slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 	l.start()
@@ -179,6 +180,16 @@ func (l *lab) deleteNodes() {
 		l.tb.Errorf("deleting nodes: %v", err)
 	}
 	_ = l.kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+}
+
+// console is the instance's GetConsoleOutput, decoded.
+func (l *lab) console(ctx context.Context, id string) string {
+	out, err := l.ec2.GetConsoleOutput(ctx, &ec2.GetConsoleOutputInput{InstanceId: aws.String(id)})
+	if err != nil || out.Output == nil {
+		return ""
+	}
+	b, _ := base64.StdEncoding.DecodeString(*out.Output)
+	return string(b)
 }
 
 // nodeConfig is what Karpenter's provider would put in the user data.
@@ -444,16 +455,19 @@ func TestIntegrationBrokenBootstrapNeverRegisters(t *testing.T) {
 		script     string
 		tags       map[string]string
 		wantReason string
+		wantOutput string // in GetConsoleOutput
 	}{
 		{
 			name:       "user data script exits 1",
 			script:     "#!/bin/bash\nset -x\necho joining\nexit 1\n",
 			wantReason: "user data script part 1 exited with status 1 at line 4, before the kubelet started",
+			wantOutput: "Failed running /var/lib/cloud/instance/scripts/part-001 [1]",
 		},
 		{
 			name:       "fault injected for the nodepool",
 			tags:       map[string]string{"karpenter.sh/nodepool": "broken"},
 			wantReason: "bootstrap broken by fault injection: kubelet cannot reach the API server",
+			wantOutput: `"msg":"Command failed","error":"bootstrap broken by fault injection: kubelet cannot reach the API server"`,
 		},
 	}
 	l.k.BreakBootstrap(BootstrapFault{
@@ -471,6 +485,9 @@ func TestIntegrationBrokenBootstrapNeverRegisters(t *testing.T) {
 			if st.Reason != tt.wantReason {
 				t.Errorf("reason = %q, want %q", st.Reason, tt.wantReason)
 			}
+			eventually(t, 5*time.Second, "the failure on the instance console", func(ctx context.Context) (bool, error) {
+				return strings.Contains(l.console(ctx, id), tt.wantOutput), nil
+			})
 			if got := *l.describe(id).State; got.Name != ec2types.InstanceStateNameRunning {
 				t.Errorf("instance state = %s, want running", got.Name)
 			}
@@ -489,7 +506,10 @@ func TestIntegrationBrokenBootstrapNeverRegisters(t *testing.T) {
 
 	t.Run("instances outside the fault register; after repair all do", func(t *testing.T) {
 		healthy := *l.launch(l.nodeConfig("ziba-general"), "", 1, map[string]string{"karpenter.sh/nodepool": "ziba-general"})[0].InstanceId
-		l.readyNode(healthy, 30*time.Second)
+		node := l.readyNode(healthy, 30*time.Second)
+		eventually(t, 5*time.Second, "the registration on the instance console", func(ctx context.Context) (bool, error) {
+			return strings.Contains(l.console(ctx, healthy), `"Successfully registered node" node="`+node.Name+`"`), nil
+		})
 		l.k.RepairBootstrap()
 		repaired := *l.launch(l.nodeConfig("broken"), "", 1, map[string]string{"karpenter.sh/nodepool": "broken"})[0].InstanceId
 		l.readyNode(repaired, 30*time.Second)

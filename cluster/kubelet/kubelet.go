@@ -65,6 +65,8 @@ type Options struct {
 	// kwok provider creates (label kwok.x-k8s.io/node=fake), for `karplab start --provider kwok`.
 	// Those Nodes have no EC2 instance; this fleet never registers such a Node itself.
 	ManageKWOKProviderNodes bool
+	// Console, if set, receives each instance's bootstrap outcome as console lines (see Console).
+	Console Console
 	// Logger receives lifecycle lines (Info: registered, stopped; Warn: bootstrap failures;
 	// Debug: kwok's detail). Default: discard.
 	Logger *slog.Logger
@@ -313,8 +315,12 @@ func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
-// bootstrapError is a bootstrap failure no retry can fix: the node never registers.
-type bootstrapError struct{ reason string }
+// bootstrapError is a bootstrap failure no retry can fix: the node never registers. console
+// is what the machine prints about it (default: its bootstrap agent's failure line).
+type bootstrapError struct {
+	reason  string
+	console string
+}
 
 func (e *bootstrapError) Error() string { return e.reason }
 
@@ -343,6 +349,11 @@ func (k *Kubelet) boot(ctx context.Context, inst ec2types.Instance) {
 			})
 			k.log.Warn("bootstrap failed: the instance runs but its node will never register",
 				"instance", id, "reason", be.reason)
+			text := be.console
+			if text == "" {
+				text = consoleBootstrapFailed(bootstrap.FormatAL2023, be.reason, time.Now())
+			}
+			k.appendConsole(ctx, id, text)
 			return
 		}
 		k.update(id, func(s *NodeStatus) { s.Reason = err.Error() })
@@ -390,19 +401,31 @@ func (k *Kubelet) tryBoot(ctx context.Context, inst ec2types.Instance) error {
 	if err != nil {
 		return errBootstrap("nodeadm cannot read the user data: %v", err)
 	}
+	// The failure lines name what each format calls its settings.
+	settings := map[bootstrap.Format]string{bootstrap.FormatAL2: "bootstrap.sh call", bootstrap.FormatBottlerocket: "Bottlerocket settings"}[ud.Format]
+	if settings == "" {
+		settings = "NodeConfig"
+	}
+	failed := func(format string, args ...any) error {
+		reason := fmt.Sprintf(format, args...)
+		return &bootstrapError{reason: reason, console: consoleBootstrapFailed(ud.Format, reason, time.Now())}
+	}
 	if got := ud.Node.ClusterName; got != k.opts.ClusterName {
-		return errBootstrap("the NodeConfig names cluster %q, not %q: the kubelet has no cluster to join", got, k.opts.ClusterName)
+		return failed("the %s names cluster %q, not %q: the kubelet has no cluster to join", settings, got, k.opts.ClusterName)
 	}
 	if ud.Node.APIServerEndpoint == "" {
-		return errBootstrap("the NodeConfig has no apiServerEndpoint: the kubelet cannot reach the API server")
+		return failed("the %s has no API server endpoint: the kubelet cannot reach the API server", settings)
 	}
 	for i, script := range ud.Scripts {
 		if status, line := scriptFailure(script); status != 0 {
-			return errBootstrap("user data script part %d exited with status %d at line %d, before the kubelet started", i+1, status, line)
+			return &bootstrapError{
+				reason:  fmt.Sprintf("user data script part %d exited with status %d at line %d, before the kubelet started", i+1, status, line),
+				console: consoleScriptFailed(i+1, status, time.Now()),
+			}
 		}
 	}
 	if f, ok := k.faultFor(inst); ok {
-		return errBootstrap("%s", f.Reason)
+		return failed("%s", f.Reason)
 	}
 	it, err := k.instanceType(ctx, string(inst.InstanceType))
 	if err != nil {
@@ -421,6 +444,7 @@ func (k *Kubelet) tryBoot(ctx context.Context, inst ec2types.Instance) error {
 	if err != nil {
 		return fmt.Errorf("registering node %s: %w", name, err)
 	}
+	k.appendConsole(ctx, id, consoleRegistered(ud.Format, name, time.Now()))
 	return k.startKubelet(ctx, inst, created, false, client)
 }
 

@@ -21,6 +21,14 @@ const (
 	OSImage                 = "Amazon Linux 2023.9.20251014"
 	kernelRelease           = "6.12.46-66.121.amzn2023"
 	kubeletPort             = 10250
+
+	// What an EC2NodeClass selecting amiFamily AL2 or Bottlerocket boots instead.
+	OSImageAL2                          = "Amazon Linux 2"
+	kernelReleaseAL2                    = "5.10.244-240.965.amzn2"
+	ContainerRuntimeVersionAL2          = "containerd://1.7.27"
+	OSImageBottlerocket                 = "Bottlerocket OS 1.49.0 (aws-k8s-1.37)"
+	kernelReleaseBottlerocket           = "6.12.46"
+	ContainerRuntimeVersionBottlerocket = "containerd://2.1.4+bottlerocket"
 )
 
 // Labels and annotations the node's software sets besides the user data's --node-labels.
@@ -84,7 +92,12 @@ func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
 	maxPods := eniMaxPods(m.InstanceType)
 	var labels map[string]string
 	var taints []corev1.Taint
+	var reserved reservations
+	osImage, kernel, runtime := OSImage, kernelRelease, ContainerRuntimeVersion
 	if m.UserData != nil {
+		n := m.UserData.Node
+		reserved = reservations{Kube: n.KubeReserved, System: n.SystemReserved, EvictionHard: n.EvictionHard}
+		osImage, kernel, runtime = osOf(m.UserData.Format)
 		if m.UserData.Node.MaxPods != nil {
 			maxPods = *m.UserData.Node.MaxPods
 		}
@@ -117,7 +130,7 @@ func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
 		labels[LabelZoneID] = zoneID
 	}
 
-	capacity, allocatable := nodeResources(m.InstanceType, arch, maxPods, m.RootVolumeGiB, s.VMMemoryOverheadPercent)
+	capacity, allocatable := nodeResourcesReserved(m.InstanceType, arch, maxPods, m.RootVolumeGiB, s.VMMemoryOverheadPercent, reserved)
 	kernelArch := "x86_64"
 	if arch == "arm64" {
 		kernelArch = "aarch64"
@@ -153,9 +166,9 @@ func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
 				MachineID:               shortHash("machine-id/" + id),
 				SystemUUID:              ec2SystemUUID(id),
 				BootID:                  uuidFrom("boot/" + id + "/" + launch),
-				KernelVersion:           kernelRelease + "." + kernelArch,
-				OSImage:                 OSImage,
-				ContainerRuntimeVersion: ContainerRuntimeVersion,
+				KernelVersion:           kernel + "." + kernelArch,
+				OSImage:                 osImage,
+				ContainerRuntimeVersion: runtime,
 				KubeletVersion:          KubeletVersion,
 				OperatingSystem:         "linux",
 				Architecture:            arch,
@@ -163,6 +176,18 @@ func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
 		},
 	}
 	return node, nil
+}
+
+// osOf is the OS image, kernel release and container runtime of the AMI family that reads
+// user data of format f; AL2023 (the lab's default) for anything else.
+func osOf(f bootstrap.Format) (osImage, kernel, runtime string) {
+	switch f {
+	case bootstrap.FormatAL2:
+		return OSImageAL2, kernelReleaseAL2, ContainerRuntimeVersionAL2
+	case bootstrap.FormatBottlerocket:
+		return OSImageBottlerocket, kernelReleaseBottlerocket, ContainerRuntimeVersionBottlerocket
+	}
+	return OSImage, kernelRelease, ContainerRuntimeVersion
 }
 
 // providerID is the Kubernetes provider ID of an EC2 instance.

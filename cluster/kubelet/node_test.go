@@ -398,3 +398,96 @@ func TestScriptFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildNodeFormats registers nodes from each AMI family's user data: the OS they run,
+// the kubelet flags' labels, taints and max pods, and their reservations in allocatable.
+func TestBuildNodeFormats(t *testing.T) {
+	inst := ec2types.Instance{
+		InstanceId: aws.String("i-0123456789abcdef0"), InstanceType: "m5.large", PrivateIpAddress: aws.String("10.0.1.23"),
+		Placement: &ec2types.Placement{AvailabilityZone: aws.String("eu-west-2a")},
+	}
+	unregistered := corev1.Taint{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}
+	tests := []struct {
+		name       string
+		userData   string
+		wantOS     string
+		wantTaints []corev1.Taint
+		wantAlloc  corev1.ResourceList
+	}{
+		{
+			name: "AL2 bootstrap.sh with system-reserved",
+			userData: "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n--//\nContent-Type: text/x-shellscript; charset=\"us-ascii\"\n\n" +
+				"#!/bin/bash -xe\n/etc/eks/bootstrap.sh 'karplab' --apiserver-endpoint 'https://127.0.0.1:6443' \\\n--use-max-pods false \\\n" +
+				"--kubelet-extra-args '--node-labels=\"karpenter.sh/nodepool=ziba-general\" --register-with-taints=\"karpenter.sh/unregistered:NoExecute\" --max-pods=20 --system-reserved=\"cpu=50m,memory=100Mi\"'\n--//--\n",
+			wantOS:     OSImageAL2,
+			wantTaints: []corev1.Taint{unregistered},
+			wantAlloc:  quantities("cpu", "1880m", "memory", "6803Mi", "ephemeral-storage", "17Gi", "pods", "20"),
+		},
+		{
+			// memory: 7577Mi - 500Mi - 5% of 7577Mi (397253018 bytes, rounded up).
+			name: "Bottlerocket with kube-reserved and a percentage eviction threshold",
+			userData: "[settings.kubernetes]\ncluster-name = 'karplab'\napi-server = 'https://127.0.0.1:6443'\nmax-pods = 20\n" +
+				"[settings.kubernetes.node-labels]\n'karpenter.sh/nodepool' = 'ziba-general'\n" +
+				"[settings.kubernetes.node-taints]\n'karpenter.sh/unregistered' = [':NoExecute']\ndedicated = ['render:NoSchedule']\n" +
+				"[settings.kubernetes.kube-reserved]\ncpu = '100m'\nmemory = '500Mi'\n[settings.kubernetes.eviction-hard]\n'memory.available' = '5%'\n",
+			wantOS:     OSImageBottlerocket,
+			wantTaints: []corev1.Taint{{Key: "dedicated", Value: "render", Effect: corev1.TaintEffectNoSchedule}, unregistered},
+			wantAlloc:  quantities("cpu", "1900m", "memory", "7023519334", "ephemeral-storage", "17Gi", "pods", "20"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ud, err := bootstrap.Parse(tt.userData)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			node, err := buildNode(machine{Instance: inst, UserData: ud, InstanceType: m5Large()}, nodeSettings{ClusterName: "karplab", VMMemoryOverheadPercent: DefaultVMMemoryOverheadPercent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := node.Status.NodeInfo.OSImage; got != tt.wantOS {
+				t.Errorf("OS image %q, want %q", got, tt.wantOS)
+			}
+			if got := node.Labels["karpenter.sh/nodepool"]; got != "ziba-general" {
+				t.Errorf("label karpenter.sh/nodepool = %q, want ziba-general", got)
+			}
+			if got := node.Spec.ProviderID; got != "aws:///eu-west-2a/i-0123456789abcdef0" {
+				t.Errorf("provider ID %q", got)
+			}
+			if diff := cmp.Diff(tt.wantTaints, node.Spec.Taints); diff != "" {
+				t.Errorf("taints (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantAlloc, node.Status.Allocatable, quantityEqual); diff != "" {
+				t.Errorf("allocatable (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConsoleText(t *testing.T) {
+	at := time.Date(2025, 10, 14, 9, 30, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		text string
+		want []string
+	}{
+		{name: "registered on AL2023", text: consoleRegistered(bootstrap.FormatAL2023, "ip-10-0-1-23.eu-west-2.compute.internal", at),
+			want: []string{"Started kubelet.service", `kubelet[2101]: I1014 09:30:00.000000 kubelet_node_status.go:78] "Successfully registered node" node="ip-10-0-1-23.eu-west-2.compute.internal"`}},
+		{name: "script part 2 failed", text: consoleScriptFailed(2, 3, at),
+			want: []string{"cloud-init[1921]: 2025-10-14 09:30:00,000 - subp.py[WARNING]: Failed running /var/lib/cloud/instance/scripts/part-002 [3]", "Failed to run module scripts-user"}},
+		{name: "nodeadm failed", text: consoleBootstrapFailed(bootstrap.FormatAL2023, `parsing "x"`, at),
+			want: []string{`nodeadm[1790]: {"level":"fatal","ts":"2025-10-14T09:30:00Z","msg":"Command failed","error":"parsing \"x\""}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, w := range tt.want {
+				if !strings.Contains(tt.text, w) {
+					t.Errorf("console text lacks %q:\n%s", w, tt.text)
+				}
+			}
+			if !strings.HasSuffix(tt.text, "\r\n") {
+				t.Errorf("console text does not end in CRLF, as a serial console's lines do: %q", tt.text)
+			}
+		})
+	}
+}

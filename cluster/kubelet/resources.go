@@ -2,6 +2,8 @@ package kubelet
 
 import (
 	"math"
+	"strconv"
+	"strings"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
@@ -62,6 +64,17 @@ func eniMaxPods(it ec2types.InstanceTypeInfo) int32 {
 // kube-reserved and eviction thresholds nodeadm configures on AL2023 (the same figures
 // karpenter-provider-aws subtracts in its estimate).
 func nodeResources(it ec2types.InstanceTypeInfo, arch string, maxPods int32, rootVolumeGiB int32, vmOverhead float64) (capacity, allocatable corev1.ResourceList) {
+	return nodeResourcesReserved(it, arch, maxPods, rootVolumeGiB, vmOverhead, reservations{})
+}
+
+// reservations are the user data's kubeReserved, systemReserved and evictionHard: a resource
+// or signal set there replaces the AMI's default for it, as in the kubelet's merged config.
+type reservations struct {
+	Kube, System, EvictionHard map[string]string
+}
+
+// nodeResourcesReserved is nodeResources with the user data's reservations applied.
+func nodeResourcesReserved(it ec2types.InstanceTypeInfo, arch string, maxPods int32, rootVolumeGiB int32, vmOverhead float64, r reservations) (capacity, allocatable corev1.ResourceList) {
 	vcpus := int64(1)
 	if it.VCpuInfo != nil && it.VCpuInfo.DefaultVCpus != nil {
 		vcpus = int64(*it.VCpuInfo.DefaultVCpus)
@@ -107,13 +120,18 @@ func nodeResources(it ec2types.InstanceTypeInfo, arch string, maxPods int32, roo
 	}
 
 	allocatable = capacity.DeepCopy()
-	allocatable[corev1.ResourceCPU] = *resource.NewMilliQuantity(cpuMilli-kubeReservedCPUMilli(cpuMilli), resource.DecimalSI)
+	memBytes := memMiB * mi
 	// kube-reserved memory is 11Mi per pod + 255Mi, counting the ENI-limited pods whatever
 	// maxPods says (as nodeadm does on AL2023); eviction-hard memory.available is 100Mi.
-	allocatable[corev1.ResourceMemory] = *resource.NewQuantity(memMiB*mi-(11*int64(eniMaxPods(it))+255)*mi-100*mi, resource.BinarySI)
 	// kube-reserved ephemeral-storage 1Gi, eviction-hard nodefs.available 10%.
-	evict := int64(math.Ceil(float64(storage) / 100 * 10))
-	allocatable[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(storage-gi-evict, resource.BinarySI)
+	cpuReserved := r.quantity(r.Kube, "cpu", kubeReservedCPUMilli(cpuMilli)*1e6, 0) + r.quantity(r.System, "cpu", 0, 0)
+	memReserved := r.quantity(r.Kube, "memory", (11*int64(eniMaxPods(it))+255)*mi, 0) + r.quantity(r.System, "memory", 0, 0) +
+		r.quantity(r.EvictionHard, "memory.available", 100*mi, memBytes)
+	storageReserved := r.quantity(r.Kube, "ephemeral-storage", gi, 0) + r.quantity(r.System, "ephemeral-storage", 0, 0) +
+		r.quantity(r.EvictionHard, "nodefs.available", int64(math.Ceil(float64(storage)/100*10)), storage)
+	allocatable[corev1.ResourceCPU] = *resource.NewMilliQuantity(cpuMilli-cpuReserved/1e6, resource.DecimalSI)
+	allocatable[corev1.ResourceMemory] = *resource.NewQuantity(memBytes-memReserved, resource.BinarySI)
+	allocatable[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(storage-storageReserved, resource.BinarySI)
 	for name, q := range allocatable {
 		if q.Sign() < 0 {
 			allocatable[name] = *resource.NewQuantity(0, q.Format)
@@ -142,4 +160,28 @@ func kubeReservedCPUMilli(cpuMilli int64) int64 {
 		reserved += int64(float64(span) * r.share)
 	}
 	return reserved
+}
+
+// quantity returns m[key] in bytes (CPU: nanocores) or def when it is unset or unreadable; a
+// percentage (evictionHard) is of total.
+func (reservations) quantity(m map[string]string, key string, def, total int64) int64 {
+	v, ok := m[key]
+	if !ok {
+		return def
+	}
+	if pct, isPct := strings.CutSuffix(v, "%"); isPct {
+		f, err := strconv.ParseFloat(pct, 64)
+		if err != nil || f < 0 || total <= 0 {
+			return def
+		}
+		return int64(math.Ceil(float64(total) * f / 100))
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return def
+	}
+	if key == "cpu" {
+		return q.ScaledValue(resource.Nano)
+	}
+	return q.Value()
 }
