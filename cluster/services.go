@@ -203,8 +203,10 @@ func newServices(d *daemon) ([]*service, error) {
 		start: func(ctx context.Context) (string, error) {
 			var err error
 			kl, err = kubelet.New(kubelet.Options{
-				RESTConfig:  be.RESTConfig(),
-				EC2:         NewEC2Client(endpoint, KubeletAccessKeyID),
+				RESTConfig: be.RESTConfig(),
+				EC2:        NewEC2Client(endpoint, KubeletAccessKeyID),
+				// What the instance's OS prints (nodeadm, cloud-init) reaches GetConsoleOutput.
+				Console:     fakeec2.NewAdminClient(endpoint),
 				ClusterName: ClusterName,
 				Region:      Region,
 				Logger:      log.With("component", "kubelet"),
