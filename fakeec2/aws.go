@@ -20,6 +20,9 @@ const AWSServiceCaller = "ec2.amazonaws.com"
 const (
 	StateReasonSpotTermination = "Server.SpotInstanceTermination"
 	ActionBidEvicted           = "BidEvictedEvent"
+	// ActionSpotWarning is the audit trail's record of a two-minute warning; its
+	// ReclaimAt parameter is when EC2 takes the instance back.
+	ActionSpotWarning = "SpotInstanceInterruptionWarning"
 )
 
 // InterruptSpot reclaims spot instances as EC2 does when it needs the capacity back. Each
@@ -27,7 +30,8 @@ const (
 // interruption queue); warning later (AWS: two minutes; zero: at once) it goes
 // shutting-down with state reason Server.SpotInstanceTermination, its billing stops, its
 // DeleteOnTermination volumes and primary ENI go when it terminates, and the audit trail
-// records one BidEvictedEvent by ec2.amazonaws.com per instance. An instance that is
+// records one SpotInstanceInterruptionWarning (with a warning) and one BidEvictedEvent by
+// ec2.amazonaws.com per instance. An instance that is
 // unknown, not spot, or not pending or running is an error, and then nothing changes.
 // The returned events are the reclaims done at once (none when a warning is given).
 func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEvent, error) {
@@ -63,6 +67,10 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 			in.ReclaimAt = now.Add(warning)
 			s.save(bucketInstances, in.ID, in)
 			s.scheduleDeadline(in)
+			waits = append(waits, s.recordAudit(&AuditEvent{
+				Service: "ec2", Time: now, Action: ActionSpotWarning, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
+				Parameters: map[string]string{"InstanceId.1": in.ID, "InstanceAction": "terminate", "ReclaimAt": in.ReclaimAt.UTC().Format(time.RFC3339Nano)},
+			}))
 			continue
 		}
 		ev, wait := s.reclaimSpotLocked(in, now)

@@ -124,7 +124,7 @@ func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]AuditEvent, error) 
 			docs = append(docs, events.RebalanceRecommendation(s.account, s.region, id, now))
 		}
 	case EventSpotWarning:
-		action = "SpotInstanceInterruptionWarning"
+		action = ActionSpotWarning
 		for _, id := range ids {
 			docs = append(docs, events.SpotInterruptionWarning(s.account, s.region, id, now, "terminate"))
 		}

@@ -91,6 +91,10 @@ func TestIntegrationInterruptionQueue(t *testing.T) {
 	if warn.Source != "aws.ec2" || warn.DetailType != "EC2 Spot Instance Interruption Warning" || warn.Detail.InstanceID != spot {
 		t.Errorf("warning %+v", warn)
 	}
+	if w := e.srv.Audit(fakeec2.AuditQuery{Action: fakeec2.ActionSpotWarning}); len(w) != 1 || w[0].Parameters["InstanceId.1"] != spot ||
+		w[0].Parameters["ReclaimAt"] != w[0].Time.Add(2*time.Minute).UTC().Format(time.RFC3339Nano) {
+		t.Errorf("audit trail of the warning %+v, want one record naming %s and its reclaim two minutes on", w, spot)
+	}
 	e.clock.Advance(119 * time.Second)
 	if st := e.describe(spot)[0].State.Name; st != ec2types.InstanceStateNameRunning {
 		t.Errorf("1 s before the reclaim the warned instance is %s, want running", st)
