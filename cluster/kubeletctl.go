@@ -11,8 +11,9 @@ import (
 	"github.com/karplab/karplab/cluster/kubelet"
 )
 
-// The simulated kubelet's bootstrap faults and node view, served by the daemon: the kubelet
-// lives in the daemon's process, so the CLI reaches it through the control endpoint.
+// The simulated kubelet's bootstrap faults and node view, and Karpenter restarts, served by
+// the daemon: both live under the daemon's process, so the CLI reaches them through the
+// control endpoint.
 
 // KubeletView is what `karplab kubelet status` shows.
 type KubeletView struct {
@@ -43,6 +44,18 @@ func (d *daemon) kubeletHandlers(mux *http.ServeMux) {
 		}
 		kl.BreakBootstrap(f)
 		d.cfg.Logger.Info("bootstrap fault set", "instances", f.InstanceIDs, "tags", f.Tags, "reason", f.Reason)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /karpenter/restart", func(w http.ResponseWriter, r *http.Request) {
+		if d.restartKarpenter == nil {
+			http.Error(w, "Karpenter is not running", http.StatusServiceUnavailable)
+			return
+		}
+		d.cfg.Logger.Info("restarting Karpenter on request")
+		if err := d.restartKarpenter(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /kubelet/repair-bootstrap", func(w http.ResponseWriter, r *http.Request) {
@@ -121,4 +134,11 @@ func BreakBootstrap(ctx context.Context, h Home, f kubelet.BootstrapFault) error
 // RepairBootstrap clears every bootstrap fault; instances that boot from now on register.
 func RepairBootstrap(ctx context.Context, h Home) error {
 	return h.control(ctx, http.MethodPost, "/kubelet/repair-bootstrap", nil, nil)
+}
+
+// RestartKarpenter restarts the Karpenter controller and waits until it is ready again, as
+// a rollout restart of its Deployment would: its in-memory caches (SSM parameters, unavailable
+// offerings, instance types) start empty.
+func RestartKarpenter(ctx context.Context, h Home) error {
+	return h.control(ctx, http.MethodPost, "/karpenter/restart", nil, nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"io"
 	"regexp"
 	"sort"
@@ -13,28 +14,25 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/karplab/karplab/cluster"
-	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+
 	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The ami-drift lab: the nodes run the EKS-optimized AL2023 AMI that al2023@latest resolved
-// to; then AWS publishes a new release. With @latest the EC2NodeClass resolves the new AMI,
-// every node has drifted, and Karpenter replaces them all: a rollout nobody planned. Pinned to
+// to; then AWS publishes a new release. With @latest the EC2NodeClass resolves the new AMI
+// (within a day, as Karpenter caches SSM for 24 hours; at once when it restarts), every node
+// has drifted, and Karpenter replaces them all: a rollout nobody planned. Pinned to
 // an immutable release (al2023@vYYYYMMDD), nothing happens until the team moves the pin — and
 // moving it back is the rollback.
 const (
 	amiDriftLab  = "ami-drift"
 	amiReplicas  = 3
 	amiNodeClass = "ziba-general"
-	// amiResyncAnnotation nudges the EC2NodeClass controller to resolve again at once, instead of
-	// at its next one-minute resync, when the lab publishes a release.
-	amiResyncAnnotation = "karplab.dev/ami-release-published"
 )
 
 var releaseRe = regexp.MustCompile(`^amazon-eks-node-al2023-[a-z0-9_]+-standard-[0-9.]+-v([0-9]{8})$`)
@@ -93,7 +91,7 @@ func parsePin(terms []any) amiPin {
 		case m["alias"] != nil:
 			alias, _ := m["alias"].(string)
 			_, version, _ := strings.Cut(alias, "@")
-			if version == apisv1.AliasVersionLatest || !strings.HasPrefix(version, "v") {
+			if version == awsv1.AliasVersionLatest || !strings.HasPrefix(version, "v") {
 				p.Mutable = append(p.Mutable, term)
 			} else {
 				p.Release = strings.TrimPrefix(version, "v")
@@ -419,7 +417,7 @@ again: AWS will publish a new AL2023 release.
 		return err
 	}
 	fmt.Fprintf(out, `
-Watch whether your nodes follow AWS's publication (a minute is plenty):
+Watch whether your nodes follow AWS's publication (Karpenter restarted, so it asked SSM again; a minute is plenty):
   kubectl get ec2nodeclass %s -o jsonpath='{.status.amis}'
   kubectl get nodeclaims -w
   aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=%s --query 'Reservations[].Instances[].[InstanceId,ImageId,State.Name]'
@@ -429,8 +427,10 @@ pin the previous release again; then karplab check %s
 	return nil
 }
 
-// publishRelease has AWS publish a new AL2023 release and nudges the EC2NodeClass controller
-// to resolve at once; it returns the release ("20261202").
+// publishRelease has AWS publish a new AL2023 release, then restarts Karpenter; it returns
+// the release ("20261202"). Karpenter keeps an SSM answer for 24 hours, so on AWS a NodePool
+// on @latest follows a release within a day, at once when Karpenter restarts (an upgrade, a
+// node replaced, a leader change). The restart stands in for that day.
 func (e *Env) publishRelease(ctx context.Context, out io.Writer) (string, error) {
 	images, err := e.Admin.PublishRelease(ctx, "")
 	if err != nil {
@@ -443,10 +443,9 @@ func (e *Env) publishRelease(ctx context.Context, out io.Writer) (string, error)
 		}
 		fmt.Fprintf(out, " AWS published %s (%s)\n", im.ID, im.Name)
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, amiResyncAnnotation, "v"+release)
-	_, err = e.Dynamic.Resource(apisv1.GroupVersion.WithResource("ec2nodeclasses")).Patch(ctx, amiNodeClass, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("annotating EC2NodeClass %s: %w", amiNodeClass, err)
+	fmt.Fprintf(out, " restarting Karpenter: it caches SSM's answer for 24h, and a restart (an upgrade, a leader change) asks again\n")
+	if err := cluster.RestartKarpenter(ctx, e.Home); err != nil {
+		return "", fmt.Errorf("restarting Karpenter: %w", err)
 	}
 	return release, nil
 }
@@ -473,7 +472,7 @@ func (e *Env) newestRelease(ctx context.Context) (string, error) {
 
 // pinnedRelease is the release the EC2NodeClass's alias pins now.
 func (e *Env) pinnedRelease(ctx context.Context) (string, error) {
-	nc, err := e.Dynamic.Resource(apisv1.GroupVersion.WithResource("ec2nodeclasses")).Get(ctx, amiNodeClass, metav1.GetOptions{})
+	nc, err := e.Dynamic.Resource(nodeClassGVR).Get(ctx, amiNodeClass, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("reading EC2NodeClass %s: %w", amiNodeClass, err)
 	}
@@ -488,7 +487,7 @@ func (e *Env) pinnedRelease(ctx context.Context) (string, error) {
 // pinRelease points the EC2NodeClass's alias at release, as `kubectl edit` would.
 func (e *Env) pinRelease(ctx context.Context, release string) error {
 	patch := fmt.Sprintf(`{"spec":{"amiSelectorTerms":[{"alias":"al2023@v%s"}]}}`, release)
-	_, err := e.Dynamic.Resource(apisv1.GroupVersion.WithResource("ec2nodeclasses")).Patch(ctx, amiNodeClass, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager})
+	_, err := e.Dynamic.Resource(nodeClassGVR).Patch(ctx, amiNodeClass, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
 		return fmt.Errorf("pinning EC2NodeClass %s to v%s: %w", amiNodeClass, release, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"io"
 	"path"
 	"regexp"
@@ -17,11 +18,13 @@ import (
 	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/karplab/karplab/cluster"
-	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -70,7 +73,7 @@ var forbiddenPods = []forbiddenPod{
 	{
 		id: "denied-gpu", name: "ziba-gpu-trainer",
 		title: "A pod requiring GPU capacity (instance-category p) gets no NodeClaim and no instance",
-		claim: func(nc karpv1.NodeClaim) bool { return requires(nc, apisv1.LabelInstanceCategory, "p") },
+		claim: func(nc karpv1.NodeClaim) bool { return requires(nc, awsv1.LabelInstanceCategory, "p") },
 		param: func(k, v string) bool { return strings.HasSuffix(k, "InstanceType") && gpuTypeRe.MatchString(v+".") },
 		instance: func(in evidence.InstanceRow) bool {
 			return gpuTypeRe.MatchString(in.Type)
@@ -253,7 +256,7 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 		if e.Action != "CreateFleet" && e.Action != "RunInstances" || e.DryRun {
 			continue
 		}
-		nc := evidence.RequestTag(e.Parameters, apisv1.NodeClaimTagKey)
+		nc := evidence.RequestTag(e.Parameters, awsv1.NodeClaimTagKey)
 		switch {
 		case nc != "" && claims[nc]:
 			graded, _ := claimGraded(nc, e.Time)
@@ -270,6 +273,11 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 		}
 	}
 	mismatch := row.KarpenterMessage
+	if why := g.nodePoolNotReady(generalPool); mismatch == "" && len(problems) == 0 && why != "" {
+		return fail(fp.id, fp.title, "the pod waits unexplained: Karpenter ignores the NodePool, so no bound of it refused the pod",
+			"kubectl describe ec2nodeclass "+generalPool+": the provider's DryRun launch was refused by the controller's policy; bound the NodePool inside it (instance categories, zones).",
+			why)
+	}
 	if mismatch == "" && len(problems) == 0 {
 		return fail(fp.id, fp.title, "the pod waits, but Karpenter has not explained why yet (no FailedScheduling event from karpenter)",
 			"Karpenter explains a pod only once a NodePool exists: apply nodepool.yaml, then kubectl describe pod -n ziba "+fp.name,
@@ -591,4 +599,45 @@ func encodedMessage(msg string) string {
 		return strings.TrimSpace(after)
 	}
 	return msg
+}
+
+// nodePoolNotReady says why Karpenter ignores the named NodePool: its Ready condition and,
+// when its EC2NodeClass is the cause, the class's failing condition (the provider's DryRun
+// validation names the refused call). It is "" while the NodePool is Ready or unknown.
+func (g *Grading) nodePoolNotReady(name string) string {
+	for _, np := range g.liveNodePools() {
+		if np.Name != name {
+			continue
+		}
+		ready := np.StatusConditions().Get("Ready")
+		if ready == nil || ready.Status != metav1.ConditionFalse {
+			return ""
+		}
+		why := fmt.Sprintf("NodePool %s is not Ready (%s)", name, ready.Message)
+		if np.Spec.Template.Spec.NodeClassRef != nil {
+			if c := g.nodeClassFailure(np.Spec.Template.Spec.NodeClassRef.Name); c != "" {
+				why += "; " + c
+			}
+		}
+		return why
+	}
+	return ""
+}
+
+// nodeClassFailure quotes the EC2NodeClass's first False condition other than Ready.
+func (g *Grading) nodeClassFailure(name string) string {
+	for _, v := range g.hist.NodeClasses {
+		obj := v.Last()
+		if obj.GetName() != name || v.Deleted != nil {
+			continue
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["status"] == "False" && m["type"] != "Ready" {
+				return fmt.Sprintf("EC2NodeClass %s %s=False, %s: %s", name, m["type"], m["reason"], m["message"])
+			}
+		}
+	}
+	return ""
 }

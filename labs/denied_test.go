@@ -2,6 +2,8 @@ package labs
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
@@ -46,11 +49,37 @@ func TestIntegrationDeniedPathExerciseFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The provider's DryRun validation caught it: the unbounded NodePool's instance types
+	// reach outside the policy, so the EC2NodeClass is not valid and nothing launches.
+	var cond map[string]any
+	err = waitFor(t.Context(), out, time.Minute, "EC2NodeClass ValidationSucceeded=False", func(ctx context.Context) (bool, string, error) {
+		nc, err := e.Dynamic.Resource(nodeClassGVR).Get(ctx, generalPool, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		conds, _, _ := unstructured.NestedSlice(nc.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "ValidationSucceeded" && m["status"] == "False" {
+				cond = m
+			}
+		}
+		return cond != nil, "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cond["reason"] != "CreateFleetAuthCheckFailed" || !strings.Contains(fmt.Sprint(cond["message"]), "ec2:CreateFleet") {
+		t.Errorf("ValidationSucceeded=False with %v: %v, want CreateFleetAuthCheckFailed naming ec2:CreateFleet", cond["reason"], cond["message"])
+	}
 	r := checkUntil(t, e, l, true, 10*time.Second) // it must not come to pass
 	if r.Passed {
 		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
 	}
-	want := []string{"workload-running", "chain-complete", "denied-gpu", "refused-by-nodepool", "nodepool-bounded"}
+	if claims, err := e.Dynamic.Resource(nodeClaimsGVR).List(t.Context(), metav1.ListOptions{}); err != nil || len(claims.Items) != 0 {
+		t.Errorf("NodeClaims %v (%v), want none while the EC2NodeClass is not valid", claims, err)
+	}
+	// Karpenter ignores a NodePool that is not Ready, so no forbidden pod is refused by its bounds.
+	want := []string{"workload-running", "chain-complete", "denied-zone", "denied-gpu", "denied-over-limit", "refused-by-nodepool", "nodepool-bounded"}
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}

@@ -3,6 +3,7 @@ package labs
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -18,6 +19,9 @@ import (
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
+
+// nodeClassGVR is the provider's EC2NodeClass resource, read unstructured.
+var nodeClassGVR = schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
 
 // Env is a running lab as the scenarios see it: both control planes, and the files the
 // daemon keeps.
@@ -46,8 +50,8 @@ func NewEnv(ctx context.Context, home cluster.Home) (*Env, error) {
 	if st.State.Phase != cluster.PhaseReady {
 		return nil, fmt.Errorf("the lab is %s, not ready: wait for karplab start to finish", st.State.Phase)
 	}
-	if st.State.Provider != "ec2" {
-		return nil, fmt.Errorf("the lab runs the %s provider; labs need the EC2 provider (karplab stop; karplab start)", st.State.Provider)
+	if st.State.Provider == "kwok" {
+		return nil, fmt.Errorf("the lab runs the stock kwok provider, which has no EC2 side to grade; labs need an EC2 provider (karplab stop; karplab start --provider aws)")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", home.Kubeconfig())
 	if err != nil {

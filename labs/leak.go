@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"io"
 	"math/rand/v2"
 	"sort"
@@ -19,7 +20,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
-	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -372,8 +373,8 @@ func crashLeak(ctx context.Context, e *Env, out io.Writer) (string, error) {
 	var tags []ec2types.Tag
 	for _, t := range model.Tags {
 		switch aws.ToString(t.Key) {
-		case apisv1.NameTagKey:
-		case apisv1.NodeClaimTagKey:
+		case awsv1.NameTagKey:
+		case awsv1.NodeClaimTagKey:
 			tags = append(tags, ec2types.Tag{Key: t.Key, Value: aws.String(name)})
 		default:
 			tags = append(tags, t)

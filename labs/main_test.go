@@ -74,6 +74,7 @@ func startLab() (stop func(), err error) {
 			Home:       home,
 			EC2Addr:    ec2Addr,
 			Executable: exe,
+			Provider:   testProvider(),
 			Logger:     slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
 			// The leak lab's tests rely on the collector sparing instances younger than 30s
 			// (the real default) and then sweeping soon.
@@ -118,6 +119,15 @@ func startLab() (stop func(), err error) {
 	}
 	lab.env, lab.home = env, home
 	return stop, nil
+}
+
+// testProvider is the Karpenter cloud provider the labs run on: the real
+// karpenter-provider-aws unless KARPLAB_TEST_PROVIDER names another.
+func testProvider() string {
+	if p := os.Getenv("KARPLAB_TEST_PROVIDER"); p != "" {
+		return p
+	}
+	return karpenter.ProviderAWS
 }
 
 // freshLab resets the shared lab and returns it; it skips the test when there is no lab.
