@@ -66,8 +66,10 @@ func TestDisruptionLabsOnAnEmptyLab(t *testing.T) {
 	empty := &evidence.Snapshot{TakenAt: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
 	stray := &evidence.Snapshot{
 		TakenAt: empty.TakenAt,
-		Audit: []fakeec2.AuditEvent{{Time: empty.TakenAt.Add(-time.Minute), Action: fakeec2.ActionBidEvicted,
-			Caller: fakeec2.AWSServiceCaller, Terminated: []string{"i-0123456789abcdef0"}}},
+		Audit: []fakeec2.AuditEvent{{Time: empty.TakenAt.Add(-3 * time.Minute), Action: fakeec2.ActionSpotWarning, Caller: fakeec2.AWSServiceCaller,
+			Parameters: map[string]string{"InstanceId.1": "i-0123456789abcdef0", "ReclaimAt": empty.TakenAt.Add(-time.Minute).Format(time.RFC3339Nano)}},
+			{Time: empty.TakenAt.Add(-time.Minute), Action: fakeec2.ActionBidEvicted,
+				Caller: fakeec2.AWSServiceCaller, Terminated: []string{"i-0123456789abcdef0"}}},
 		Instances: []ec2types.Instance{{InstanceId: aws.String("i-0123456789abcdef0"), InstanceType: "m6g.large",
 			State: &ec2types.InstanceState{Name: ec2types.InstanceStateNameTerminated}, LaunchTime: aws.Time(empty.TakenAt.Add(-time.Hour))}},
 	}
@@ -101,7 +103,7 @@ func TestDisruptionLabsOnAnEmptyLab(t *testing.T) {
 				t.Errorf("passed checks (-want +got):\n%s\n%s", diff, reportText(r))
 			}
 			if tt.snap == stray && !strings.Contains(r.Checks[0].Reason, "no NodeClaim ever named it") {
-				t.Errorf("a stray reclaim: %s", r.Checks[0].Reason)
+				t.Errorf("a stray interruption: %s", r.Checks[0].Reason)
 			}
 		})
 	}

@@ -13,17 +13,19 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
-// The interruption lab: three render workers run on spot machines; EC2 takes one machine
-// back (a spot interruption) and, with it, the spot capacity. Kubernetes notices only when
-// the node stops reporting; Karpenter replaces the capacity once the pods are evicted. The
-// learner spreads the workers so one machine's loss takes one worker, and lets the NodePool
-// fall back to on-demand. Karpenter core has no interruption controller (the AWS provider's
-// reads EventBridge events from SQS, which the lab does not have), so the loss is abrupt.
+// The interruption lab: three render workers run on spot machines; EC2 warns that it takes
+// one machine back in two minutes (a spot interruption), and the spot capacity goes with it.
+// The warning reaches Karpenter's interruption queue (EventBridge to SQS); Karpenter cordons
+// and drains the node, deletes its NodeClaim, terminates the machine and launches a
+// replacement, all before EC2 would reclaim it. The learner spreads the workers so one
+// machine's loss takes one worker, and lets the NodePool fall back to on-demand.
 const (
 	interruptionLab = "interruption"
 	intReplicas     = 3
@@ -36,11 +38,12 @@ func init() {
 		Name:     interruptionLab,
 		Position: 7,
 		Title:    "A spot machine is reclaimed: keep serving, and replace the capacity",
-		Summary: `Three render workers run on spot machines. EC2 reclaims one machine, and spot capacity with it.
-Spread the workers so one machine's loss takes one worker, and let the NodePool fall back to
-on-demand. check proves the timeline across both control planes: instance reclaimed, node
-NotReady and deleted, NodeClaim deleted, replacement launched and registered, workers serving
-again, and that two of them served throughout.`,
+		Summary: `Three render workers run on spot machines. EC2 warns that it reclaims one machine in two
+minutes, and spot capacity goes with it. Spread the workers so one machine's loss takes one
+worker, and let the NodePool fall back to on-demand. check proves the timeline across both
+control planes: warning, NodeClaim deleted and node drained, replacement launched and Ready
+before the reclaim, machine terminated, workers serving again, and that two of them served
+throughout.`,
 		Checklist: []string{
 			"Node bootstrap, leaked-instance detection, interruption, consolidation, and rollback are rehearsed.",
 			"PodDisruptionBudgets and Karpenter disruption budgets preserve the required availability.",
@@ -50,31 +53,50 @@ again, and that two of them served throughout.`,
 	})
 }
 
-// reclaim is the spot interruption the grader follows: the last one in the audit trail.
-type reclaim struct {
-	At       time.Time
+// interruption is the spot interruption the grader follows: the last warning in the audit trail.
+type interruption struct {
+	Warned   time.Time // EC2's two-minute warning
+	Deadline time.Time // when EC2 takes the machine back
+	// Lost is when the machine stopped (Karpenter terminated it, or EC2 reclaimed it: ByEC2);
+	// zero while it runs.
+	Lost     time.Time
+	ByEC2    bool
 	Instance evidence.InstanceRow
 	Claim    *claimLife
 	Node     string
-	// Workers are the render workers that ran on the machine when it was reclaimed.
+	// Workers are the render workers that ran on the machine when the warning came.
 	Workers []string
 }
 
-func (g *Grading) lastReclaim() (reclaim, bool) {
-	var r reclaim
+func (g *Grading) lastInterruption() (interruption, bool) {
+	var r interruption
 	found := false
 	for _, e := range g.Snapshot.Audit {
-		if e.Action != fakeec2.ActionBidEvicted || e.ErrorCode != "" || len(e.Terminated) == 0 {
+		if e.Action != fakeec2.ActionSpotWarning || e.ErrorCode != "" {
 			continue
 		}
-		in, ok := g.Evidence.Instance(e.Terminated[0])
+		in, ok := g.Evidence.Instance(e.Parameters["InstanceId.1"])
 		if !ok {
 			continue
 		}
-		r, found = reclaim{At: e.Time.UTC(), Instance: in, Node: in.PrivateDNS}, true
+		deadline, err := time.Parse(time.RFC3339Nano, e.Parameters["ReclaimAt"])
+		if err != nil {
+			continue
+		}
+		r, found = interruption{Warned: e.Time.UTC(), Deadline: deadline.UTC(), Instance: in, Node: in.PrivateDNS}, true
 	}
 	if !found {
 		return r, false
+	}
+	for _, e := range g.Snapshot.Audit {
+		if e.Time.Before(r.Warned) || e.ErrorCode != "" || !r.Lost.IsZero() {
+			continue
+		}
+		for _, id := range e.Terminated {
+			if id == r.Instance.ID {
+				r.Lost, r.ByEC2 = e.Time.UTC(), e.Action == fakeec2.ActionBidEvicted
+			}
+		}
 	}
 	for _, c := range g.claimLives("") {
 		if c.InstanceID == r.Instance.ID {
@@ -90,7 +112,7 @@ func (g *Grading) lastReclaim() (reclaim, bool) {
 		if p.Namespace != zibaNamespace || !strings.HasPrefix(p.Name, renderWorker+"-") || p.Spec.NodeName != r.Node {
 			continue
 		}
-		if p.CreationTimestamp.Time.After(r.At) || (v.Deleted != nil && v.Deleted.Before(r.At)) {
+		if v.Seen[0].After(r.Warned) || (v.Deleted != nil && v.Deleted.Before(r.Warned)) {
 			continue
 		}
 		r.Workers = append(r.Workers, p.Name)
@@ -99,23 +121,38 @@ func (g *Grading) lastReclaim() (reclaim, bool) {
 	return r, true
 }
 
-// since renders t as an offset from the reclaim.
-func (r reclaim) since(t time.Time) string {
-	d := t.Sub(r.At).Round(time.Second)
+// since renders t as an offset from the warning.
+func (r interruption) since(t time.Time) string {
+	d := t.Sub(r.Warned).Round(time.Second)
 	if d < 0 {
 		return d.String()
 	}
 	return "+" + d.String()
 }
 
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// lostAt is when the machine's pods stopped serving for want of it (zero: not yet).
+func (r interruption) lostAt(now time.Time) time.Time {
+	if r.Lost.IsZero() && !now.Before(r.Deadline) {
+		return r.Deadline
+	}
+	return r.Lost
+}
+
 func gradeInterruption(g *Grading) []Check {
-	r, ok := g.lastReclaim()
+	r, ok := g.lastInterruption()
 	if !ok {
-		const hint = "Apply your NodePool and workload, wait until the three workers run, then run karplab lab run interruption again: it has EC2 reclaim a spot machine."
-		none := "no spot machine was reclaimed yet"
+		const hint = "Apply your NodePool and workload, wait until the three workers run, then run karplab lab run interruption again: EC2 warns that it reclaims a spot machine."
+		none := "no spot interruption warning was sent yet"
 		return []Check{
-			fail("instance-reclaimed", titleReclaimed, none, hint),
-			fail("loss-detected", titleDetected, none, hint),
+			fail("interruption-warned", titleWarned, none, hint),
+			fail("warning-handled", titleHandled, none, hint),
 			fail("blast-radius", titleBlast, none, hint),
 			fail("availability-held", fmt.Sprintf(titleAvailability, intRequired), none, hint),
 			fail("capacity-replaced", titleReplaced, none, hint),
@@ -126,11 +163,11 @@ func gradeInterruption(g *Grading) []Check {
 	}
 	if r.Claim == nil {
 		// A machine Karpenter never knew: nothing of the timeline can be traced.
-		c := checkReclaimed(g, r)
-		why := "the reclaimed instance " + r.Instance.ID + " belongs to no NodeClaim"
+		c := checkWarned(g, r)
+		why := "the interrupted instance " + r.Instance.ID + " belongs to no NodeClaim"
 		return []Check{
 			c,
-			fail("loss-detected", titleDetected, why, c.Hint),
+			fail("warning-handled", titleHandled, why, c.Hint),
 			fail("blast-radius", titleBlast, why, c.Hint),
 			fail("availability-held", fmt.Sprintf(titleAvailability, intRequired), why, c.Hint),
 			fail("capacity-replaced", titleReplaced, why, c.Hint),
@@ -139,10 +176,14 @@ func gradeInterruption(g *Grading) []Check {
 			checkNoLeaks(g.Evidence),
 		}
 	}
-	steps := g.availability(zibaNamespace, renderWorker, map[string]time.Time{r.Node: r.At})
+	lost := map[string]time.Time{}
+	if at := r.lostAt(g.Snapshot.TakenAt); !at.IsZero() {
+		lost[r.Node] = at
+	}
+	steps := g.availability(zibaNamespace, renderWorker, lost)
 	return []Check{
-		checkReclaimed(g, r),
-		checkLossDetected(g, r),
+		checkWarned(g, r),
+		checkWarningHandled(g, r),
 		checkBlastRadius(g, r),
 		checkAvailabilityThroughLoss(g, r, steps),
 		checkCapacityReplaced(g, r),
@@ -153,24 +194,22 @@ func gradeInterruption(g *Grading) []Check {
 }
 
 const (
-	titleReclaimed      = "EC2 reclaimed a spot machine that ran render workers (the rehearsed interruption)"
-	titleDetected       = "The loss was detected: the node went NotReady and was deleted, and Karpenter deleted its NodeClaim"
-	titleBlast          = "The reclaimed machine took at most one render worker with it"
+	titleWarned         = "EC2 warned that it reclaims a spot machine that ran render workers (the rehearsed interruption)"
+	titleHandled        = "Karpenter acted on the warning: it deleted the NodeClaim, drained the node and terminated the machine before EC2 reclaimed it"
+	titleBlast          = "The interrupted machine took at most one render worker with it"
 	titleAvailability   = "At least %d render workers served throughout the interruption"
-	titleReplaced       = "Karpenter replaced the lost capacity"
-	titleRecovery       = "The timeline is complete: reclaimed, NotReady, deleted, replaced, serving again"
-	titleReclaimCleanup = "The reclaimed machine is gone on the EC2 side: terminated, volumes and interface deleted, billing stopped"
+	titleReplaced       = "Karpenter replaced the capacity, Ready before EC2's reclaim"
+	titleRecovery       = "The timeline is complete: warned, drained, replaced, terminated, serving again"
+	titleReclaimCleanup = "The interrupted machine is gone on the EC2 side: terminated, volumes and interface deleted, billing stopped"
 )
 
-func checkReclaimed(g *Grading, r reclaim) Check {
+func checkWarned(g *Grading, r interruption) Check {
 	in := r.Instance
-	reason := fmt.Sprintf("EC2 reclaimed %s (%s %s %s) at %s, running %s", in.ID, in.Type, in.Zone, in.CapacityType, hms(r.At), nouns(len(r.Workers), "render worker"))
-	var ev []string
-	ev = append(ev, fmt.Sprintf("audit trail: %s by %s, %s", fakeec2.ActionBidEvicted, fakeec2.AWSServiceCaller, in.ID))
-	for _, si := range g.Snapshot.Instances {
-		if aws.ToString(si.InstanceId) == in.ID && si.StateReason != nil {
-			ev = append(ev, fmt.Sprintf("DescribeInstances: %s, state reason %s", si.State.Name, aws.ToString(si.StateReason.Code)))
-		}
+	reason := fmt.Sprintf("EC2 warned at %s that it reclaims %s (%s %s %s) at %s, running %s", hms(r.Warned), in.ID, in.Type, in.Zone, in.CapacityType,
+		hms(r.Deadline), nouns(len(r.Workers), "render worker"))
+	ev := []string{
+		fmt.Sprintf("audit trail: %s by %s, %s, reclaim at %s", fakeec2.ActionSpotWarning, fakeec2.AWSServiceCaller, in.ID, r.since(r.Deadline)),
+		"EventBridge delivered it to Karpenter's interruption queue (SQS " + cluster.ClusterName + ")",
 	}
 	if r.Claim != nil {
 		ev = append(ev, fmt.Sprintf("NodeClaim %s, node %s", r.Claim.Name, r.Node))
@@ -179,53 +218,98 @@ func checkReclaimed(g *Grading, r reclaim) Check {
 		ev = append(ev, "workers on it: "+strings.Join(r.Workers, ", "))
 	}
 	if r.Claim == nil {
-		return fail("instance-reclaimed", titleReclaimed, reason+", but no NodeClaim ever named it",
+		return fail("interruption-warned", titleWarned, reason+", but no NodeClaim ever named it",
 			"Stage the interruption with karplab lab run interruption while the workers run on Karpenter's machines.", ev...)
 	}
-	return pass("instance-reclaimed", titleReclaimed, reason, ev...)
+	return pass("interruption-warned", titleWarned, reason, ev...)
 }
 
-// nodeNotReadyAfter is when the named Node was first seen not Ready after t.
-func (g *Grading) nodeNotReadyAfter(name string, t time.Time) (notReady, deleted *time.Time) {
+// nodeTainted is when the named Node was first seen with Karpenter's disrupted taint after t.
+func (g *Grading) nodeTainted(name string, t time.Time) *time.Time {
 	for _, v := range g.hist.Nodes {
 		if v.Last().Name != name {
 			continue
 		}
 		for i, n := range v.States {
-			if v.Seen[i].Before(t) || notReady != nil {
+			if v.Seen[i].Before(t.Add(-clockSlack)) {
 				continue
 			}
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			for _, taint := range n.Spec.Taints {
+				if taint.Key == karpv1.DisruptedTaintKey {
 					seen := v.Seen[i].UTC()
-					notReady = &seen
+					return &seen
 				}
 			}
 		}
-		if v.Deleted != nil {
-			deleted = v.Deleted
-		}
 	}
-	return notReady, deleted
+	return nil
 }
 
-func checkLossDetected(g *Grading, r reclaim) Check {
-	notReady, nodeDeleted := g.nodeNotReadyAfter(r.Node, r.At)
+// karpenterSaid quotes Karpenter's events about the interrupted NodeClaim and node.
+func (g *Grading) karpenterSaid(r interruption) []string {
+	var out []string
+	uids := map[string]string{}
+	if v := g.hist.NodeClaims; v != nil {
+		for uid, c := range v {
+			if c.Last().Name == r.Claim.Name {
+				uids[uid] = "NodeClaim " + r.Claim.Name
+			}
+		}
+	}
+	for uid, n := range g.hist.Nodes {
+		if n.Last().Name == r.Node {
+			uids[uid] = "node " + r.Node
+		}
+	}
+	type said struct {
+		at   time.Time
+		line string
+	}
+	var all []said
+	for uid, what := range uids {
+		for _, e := range g.hist.Events[uid] {
+			if t := evidence.FirstEventTime(e); !t.Before(r.Warned.Add(-clockSlack)) && e.Source.Component == "karpenter" {
+				// Event times are whole seconds: one in the warning's second is not before it.
+				at := maxTime(t, r.Warned)
+				all = append(all, said{at, fmt.Sprintf("%s event on %s: %s: %s", r.since(at), what, e.Reason, e.Message)})
+			}
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if !all[i].at.Equal(all[j].at) {
+			return all[i].at.Before(all[j].at)
+		}
+		return all[i].line < all[j].line
+	})
+	for _, s := range all {
+		out = append(out, s.line)
+	}
+	return out
+}
+
+func checkWarningHandled(g *Grading, r interruption) Check {
 	var ev []string
-	if notReady != nil {
-		ev = append(ev, fmt.Sprintf("%s node %s NotReady: the kubelet stopped reporting (the node monitor grace period is 50s)", r.since(*notReady), r.Node))
+	if r.Claim.DeletionRequested != nil {
+		ev = append(ev, fmt.Sprintf("%s NodeClaim %s deletion requested by Karpenter's interruption controller", r.since(*r.Claim.DeletionRequested), r.Claim.Name))
 	}
-	if nodeDeleted != nil {
-		ev = append(ev, fmt.Sprintf("%s node deleted: its instance no longer exists (cloud node lifecycle)", r.since(*nodeDeleted)))
+	if t := g.nodeTainted(r.Node, r.Warned); t != nil {
+		ev = append(ev, fmt.Sprintf("%s node %s tainted %s:NoSchedule (cordoned), its pods evicted", r.since(*t), r.Node, karpv1.DisruptedTaintKey))
 	}
-	if r.Claim.Deleted != nil {
-		ev = append(ev, fmt.Sprintf("%s NodeClaim %s deleted: Karpenter finalized it, the instance being gone", r.since(*r.Claim.Deleted), r.Claim.Name))
+	ev = append(ev, g.karpenterSaid(r)...)
+	switch {
+	case r.ByEC2:
+		return fail("warning-handled", titleHandled, fmt.Sprintf("EC2 reclaimed %s at %s: Karpenter had not terminated it by the deadline", r.Instance.ID, r.since(r.Lost)),
+			"Karpenter reads the warning from its interruption queue: is it configured (settings.interruptionQueue), and did the drain finish? kubectl get events -A | grep -i interrupt", ev...)
+	case r.Claim.DeletionRequested == nil:
+		return fail("warning-handled", titleHandled, fmt.Sprintf("NodeClaim %s is not being deleted %s after the warning", r.Claim.Name, r.since(g.Snapshot.TakenAt)),
+			"Karpenter polls its interruption queue every few seconds: wait a little (kubectl get nodeclaims -w).", ev...)
+	case r.Lost.IsZero():
+		return fail("warning-handled", titleHandled, fmt.Sprintf("%s still runs %s after the warning; the drain is not done", r.Instance.ID, r.since(g.Snapshot.TakenAt)),
+			"kubectl describe node "+r.Node+" shows what the drain waits on (a PodDisruptionBudget, a do-not-disrupt pod).", ev...)
 	}
-	if r.Claim.Deleted == nil {
-		return fail("loss-detected", titleDetected, fmt.Sprintf("NodeClaim %s still exists %s after the reclaim", r.Claim.Name, r.since(g.Snapshot.TakenAt)),
-			"Kubernetes learns of a dead machine only when its node stops reporting: wait about a minute (kubectl get nodes -w).", ev...)
-	}
-	return pass("loss-detected", titleDetected, fmt.Sprintf("NodeClaim %s deleted %s after the reclaim", r.Claim.Name, r.since(*r.Claim.Deleted)), ev...)
+	ev = append(ev, fmt.Sprintf("%s %s terminated by Karpenter (TerminateInstances), %s before EC2's reclaim", r.since(r.Lost), r.Instance.ID, r.Deadline.Sub(r.Lost).Round(time.Second)))
+	return pass("warning-handled", titleHandled, fmt.Sprintf("NodeClaim %s deleted and %s terminated %s after the warning, before the reclaim at %s",
+		r.Claim.Name, r.Instance.ID, r.since(r.Lost), r.since(r.Deadline)), ev...)
 }
 
 // workerPlacement lists, per node and zone, the render workers that ran at t.
@@ -242,7 +326,7 @@ func (g *Grading) workerPlacement(t time.Time) []string {
 		if p.Namespace != zibaNamespace || !strings.HasPrefix(p.Name, renderWorker+"-") || p.Spec.NodeName == "" {
 			continue
 		}
-		if p.CreationTimestamp.Time.After(t) || (v.Deleted != nil && v.Deleted.Before(t)) {
+		if v.Seen[0].After(t) || (v.Deleted != nil && v.Deleted.Before(t)) {
 			continue
 		}
 		perNode[p.Spec.NodeName]++
@@ -255,9 +339,9 @@ func (g *Grading) workerPlacement(t time.Time) []string {
 	return out
 }
 
-func checkBlastRadius(g *Grading, r reclaim) Check {
-	placement := g.workerPlacement(r.At)
-	reason := fmt.Sprintf("the reclaimed machine ran %d of the %d render workers", len(r.Workers), intReplicas)
+func checkBlastRadius(g *Grading, r interruption) Check {
+	placement := g.workerPlacement(r.Warned)
+	reason := fmt.Sprintf("the interrupted machine ran %d of the %d render workers", len(r.Workers), intReplicas)
 	if len(r.Workers) > intReplicas-intRequired {
 		return fail("blast-radius", titleBlast, reason,
 			"Spread the workers (topologySpreadConstraints on topology.kubernetes.io/zone, maxSkew 1, DoNotSchedule): Karpenter then buys a machine per zone and one loss takes one worker.",
@@ -266,38 +350,57 @@ func checkBlastRadius(g *Grading, r reclaim) Check {
 	return pass("blast-radius", titleBlast, reason, placement...)
 }
 
-func checkAvailabilityThroughLoss(g *Grading, r reclaim, steps []availStep) Check {
+func checkAvailabilityThroughLoss(g *Grading, r interruption, steps []availStep) Check {
 	title := fmt.Sprintf(titleAvailability, intRequired)
 	low, at, ok := lowestAfterPeak(steps, intRequired)
 	var ev []string
 	for _, s := range steps {
-		if !s.At.Before(r.At) && len(ev) < 8 {
+		if !s.At.Before(r.Warned) && len(ev) < 8 {
 			ev = append(ev, fmt.Sprintf("%s: %d available", r.since(s.At), s.Available))
 		}
 	}
-	if notReady, _ := g.nodeNotReadyAfter(r.Node, r.At); notReady != nil && len(r.Workers) > 0 {
-		ev = append(ev, fmt.Sprintf("Kubernetes still showed %s on %s Ready until %s; EC2 ended the machine at %s, so they count as lost from then",
-			nouns(len(r.Workers), "worker"), r.Node, r.since(*notReady), hms(r.At)))
+	if short := shortfall(steps, r.Warned, intReplicas); short > 0 {
+		ev = append(ev, fmt.Sprintf("fewer than %d workers served for %s in all after the warning", intReplicas, short))
 	}
 	if !ok {
 		return fail("availability-held", title, fmt.Sprintf("the render workers never had %d available pods", intRequired), "Stage the lab and apply the NodePool first.", ev...)
 	}
 	if low < intRequired {
 		return fail("availability-held", title, fmt.Sprintf("only %d render workers served from %s", low, r.since(at)),
-			"One machine held too many workers: spread them across zones so the reclaim takes one.", ev...)
+			"One machine held too many workers: spread them across zones so the interruption takes one.", ev...)
 	}
 	return pass("availability-held", title, fmt.Sprintf("never fewer than %d serving; last that low at %s", low, r.since(at)), ev...)
 }
 
-// replacements are the pool's NodeClaims created after the reclaim.
-func (g *Grading) replacements(r reclaim) []claimLife {
+// shortfall is how long, after t, fewer than want pods were available.
+func shortfall(steps []availStep, t time.Time, want int) time.Duration {
+	var total time.Duration
+	var from *time.Time
+	count := 0
+	for _, s := range steps {
+		if s.At.After(t) {
+			if from != nil && count < want {
+				total += s.At.Sub(*from)
+			}
+			at := s.At
+			from = &at
+		} else {
+			from = &t
+		}
+		count = s.Available
+	}
+	return total.Round(time.Second)
+}
+
+// replacements are the pool's NodeClaims created after the warning.
+func (g *Grading) replacements(r interruption) []claimLife {
 	var out []claimLife
 	pool := ""
 	if r.Claim != nil {
 		pool = r.Claim.NodePool
 	}
 	for _, c := range g.claimLives(pool) {
-		if c.Created.After(r.At.Add(-clockSlack)) && c.Name != r.Claim.Name {
+		if c.Created.After(r.Warned.Add(-clockSlack)) && c.Name != r.Claim.Name {
 			out = append(out, c)
 		}
 	}
@@ -327,45 +430,52 @@ func failedLaunches(ev *evidence.Evidence, t time.Time) []string {
 	return out
 }
 
-func checkCapacityReplaced(g *Grading, r reclaim) Check {
-	var ready, proofs []string
+func checkCapacityReplaced(g *Grading, r interruption) Check {
+	var ready, late, proofs []string
 	for _, c := range g.replacements(r) {
 		in, _ := g.Evidence.Instance(c.InstanceID)
 		switch {
 		case c.Initialized != nil && c.Deleted == nil:
-			ready = append(ready, c.Name)
+			if c.Initialized.After(r.Deadline) {
+				late = append(late, c.Name)
+			} else {
+				ready = append(ready, c.Name)
+			}
 			proofs = append(proofs, fmt.Sprintf("%s: %s %s %s %s, created %s, initialized %s", c.Name, dash(in.ID), dash(in.Type), dash(in.Zone), dash(in.CapacityType),
 				r.since(c.Created), r.since(*c.Initialized)))
 		case c.Deleted != nil && c.Initialized == nil:
 			proofs = append(proofs, fmt.Sprintf("%s: created %s, deleted %s without a machine", c.Name, r.since(c.Created), r.since(*c.Deleted)))
 		}
 	}
-	failed := failedLaunches(g.Evidence, r.At)
+	proofs = append(proofs, fmt.Sprintf("EC2's reclaim deadline: %s", r.since(r.Deadline)))
+	failed := failedLaunches(g.Evidence, r.Warned)
 	if len(ready) == 0 {
-		reason := "no replacement NodeClaim came up since the reclaim"
+		reason := "no replacement NodeClaim came up since the warning"
+		if len(late) > 0 {
+			reason = fmt.Sprintf("the replacement %s came up only after EC2's reclaim", strings.Join(late, ", "))
+		}
 		if len(failed) > 0 {
 			reason += fmt.Sprintf("; %d launch attempts found no capacity", len(failed))
 		}
 		return fail("capacity-replaced", titleReplaced, reason,
-			`Spot capacity is gone with the reclaimed machine: allow on-demand too (karpenter.sh/capacity-type In ["spot", "on-demand"]) and Karpenter falls back when spot launches fail.`,
+			`Spot capacity is gone with the interrupted machine: allow on-demand too (karpenter.sh/capacity-type In ["spot", "on-demand"]) and Karpenter falls back when spot launches fail.`,
 			append(first(failed, 4), proofs...)...)
 	}
-	return pass("capacity-replaced", titleReplaced, nouns(len(ready), "replacement NodeClaim")+" initialized", append(proofs, first(failed, 3)...)...)
+	return pass("capacity-replaced", titleReplaced, nouns(len(ready), "replacement NodeClaim")+" initialized before the reclaim", append(proofs, first(failed, 3)...)...)
 }
 
-func checkRecoveryTimeline(g *Grading, r reclaim, steps []availStep) Check {
+func checkRecoveryTimeline(g *Grading, r interruption, steps []availStep) Check {
 	type step struct {
 		what string
 		at   *time.Time
 	}
-	notReady, nodeDeleted := g.nodeNotReadyAfter(r.Node, r.At)
 	var evicted *time.Time
 	for _, v := range g.hist.Pods {
 		if v.Last().Spec.NodeName != r.Node || !strings.HasPrefix(v.Last().Name, renderWorker+"-") {
 			continue
 		}
 		for i, p := range v.States {
-			if p.DeletionTimestamp != nil && !v.Seen[i].Before(r.At) {
+			if p.DeletionTimestamp != nil && !v.Seen[i].Before(r.Warned) {
 				if evicted == nil || v.Seen[i].Before(*evicted) {
 					seen := v.Seen[i].UTC()
 					evicted = &seen
@@ -383,17 +493,22 @@ func checkRecoveryTimeline(g *Grading, r reclaim, steps []availStep) Check {
 	}
 	var serving *time.Time
 	for _, s := range steps {
-		if s.At.After(r.At) && s.Available >= intReplicas && serving == nil {
+		if s.At.After(r.Warned) && s.Available >= intReplicas && serving == nil {
 			at := s.At
 			serving = &at
 		}
 	}
+	var terminated *time.Time
+	if !r.Lost.IsZero() {
+		terminated = &r.Lost
+	}
 	timeline := []step{
-		{"node NotReady", notReady}, {"node deleted", nodeDeleted}, {"NodeClaim deleted", r.Claim.Deleted},
-		{"its workers deleted (pod garbage collection)", evicted}, {"replacement NodeClaim created", replaced}, {"replacement initialized", registered},
+		{"NodeClaim deletion requested", r.Claim.DeletionRequested}, {"node cordoned", g.nodeTainted(r.Node, r.Warned)},
+		{"its workers evicted", evicted}, {"replacement NodeClaim created", replaced}, {"replacement initialized", registered},
+		{"machine terminated", terminated}, {"NodeClaim deleted", r.Claim.Deleted},
 		{fmt.Sprintf("%d workers serving again", intReplicas), serving},
 	}
-	ev := []string{fmt.Sprintf("+0s %s reclaimed by EC2 (%s)", r.Instance.ID, hms(r.At))}
+	ev := []string{fmt.Sprintf("+0s EC2 warned: %s is reclaimed at %s (%s)", r.Instance.ID, r.since(r.Deadline), hms(r.Warned))}
 	var missing, notYet []string
 	sort.SliceStable(timeline, func(i, j int) bool {
 		return timeline[i].at != nil && (timeline[j].at == nil || timeline[i].at.Before(*timeline[j].at))
@@ -411,10 +526,11 @@ func checkRecoveryTimeline(g *Grading, r reclaim, steps []availStep) Check {
 		return fail("recovery-timeline", titleRecovery, fmt.Sprintf("not recovered: %s missing", strings.Join(missing, ", ")),
 			"kubectl get pods -n ziba -o wide and kubectl get nodeclaims show where recovery stopped; pending pods' events say why.", ev...)
 	}
-	return pass("recovery-timeline", titleRecovery, fmt.Sprintf("%d workers serving again %s after the reclaim", intReplicas, r.since(*serving)), ev...)
+	return pass("recovery-timeline", titleRecovery, fmt.Sprintf("%d workers serving again %s after the warning; fewer served for %s in all", intReplicas,
+		r.since(*serving), shortfall(steps, r.Warned, intReplicas)), ev...)
 }
 
-func checkReclaimCleanedUp(g *Grading, r reclaim) Check {
+func checkReclaimCleanedUp(g *Grading, r interruption) Check {
 	if problems := machineLeftovers(r.Instance); len(problems) > 0 {
 		return fail("reclaimed-cleaned-up", titleReclaimCleanup, fmt.Sprintf("%s: %s", r.Instance.ID, strings.Join(problems, ", ")),
 			"EC2 deletes DeleteOnTermination volumes and the primary interface when the instance terminates: check the EC2NodeClass's blockDeviceMappings.")
@@ -430,11 +546,11 @@ func stageInterruption(ctx context.Context, e *Env, out io.Writer, opts StageOpt
 		if err := e.waitRolledOut(ctx, out, opts.Wait, zibaNamespace, renderWorker); err != nil {
 			return err
 		}
-		if err := e.reclaimSpot(ctx, out); err != nil {
+		if err := e.warnSpot(ctx, out); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, " waiting for the loss to be noticed and the capacity replaced (about a minute and a half)\n")
-		if err := e.waitChecks(ctx, out, opts.Wait, interruptionLab, "recovery-timeline"); err != nil {
+		fmt.Fprintf(out, " waiting for Karpenter to drain the machine and replace the capacity (well inside the two minutes)\n")
+		if err := e.waitChecks(ctx, out, opts.Wait, interruptionLab, "recovery-timeline", "reclaimed-cleaned-up"); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "\nThe workers serve again. Grade it: karplab check %s; read it: karplab evidence\n", interruptionLab)
@@ -444,16 +560,16 @@ func stageInterruption(ctx context.Context, e *Env, out io.Writer, opts StageOpt
 Three render workers wait for machines. Your task (karplab lab get %s): complete workload.yaml
 and nodepool.yaml, apply them, wait until the three workers run, then run
   karplab lab run %s
-again: EC2 will reclaim one of the spot machines.
+again: EC2 will warn that it reclaims one of the spot machines.
 `, interruptionLab, interruptionLab), "apply your nodepool.yaml and workload.yaml")
 	if err != nil || !ready {
 		return err
 	}
-	if err := e.reclaimSpot(ctx, out); err != nil {
+	if err := e.warnSpot(ctx, out); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, `
-Watch what follows (about a minute and a half):
+Watch what follows (Karpenter acts within seconds; EC2 reclaims in two minutes):
   kubectl get nodes -w
   kubectl get nodeclaims -w
   kubectl get pods -n %s -o wide -w
@@ -463,9 +579,10 @@ then karplab check %s
 	return nil
 }
 
-// reclaimSpot plays EC2 taking spot capacity back: spot launches fail everywhere from now on
-// (the capacity is gone), and the spot machine running the most render workers is interrupted.
-func (e *Env) reclaimSpot(ctx context.Context, out io.Writer) error {
+// warnSpot plays EC2 taking spot capacity back: spot launches fail everywhere from now on
+// (the capacity is gone), and the spot machine running the most render workers gets EC2's
+// two-minute interruption warning, which EventBridge delivers to Karpenter's queue.
+func (e *Env) warnSpot(ctx context.Context, out io.Writer) error {
 	pods, err := e.Kube.CoreV1().Pods(zibaNamespace).List(ctx, metav1.ListOptions{LabelSelector: renderSelector})
 	if err != nil {
 		return fmt.Errorf("listing the render workers: %w", err)
@@ -508,13 +625,12 @@ func (e *Env) reclaimSpot(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, " spot capacity exhausted in %s: spot launches now fail with InsufficientInstanceCapacity\n", strings.Join(health.Zones, ", "))
 	id := aws.ToString(victim.InstanceId)
-	// At once, with no warning's grace: the lab's own provider does not read the
-	// interruption queue the warning goes to.
-	if _, err := e.Admin.InterruptSpot(ctx, 0, id); err != nil {
+	if _, err := e.Admin.InterruptSpot(ctx, fakeec2.DefaultSpotWarning, id); err != nil {
 		return fmt.Errorf("interrupting %s: %w", id, err)
 	}
-	fmt.Fprintf(out, " EC2 reclaimed spot instance %s (%s, %s), node %s with %s, at %s\n", id, victim.InstanceType,
-		aws.ToString(victim.Placement.AvailabilityZone), aws.ToString(victim.PrivateDnsName), nouns(most, "render worker"), time.Now().Format(time.TimeOnly))
+	now := time.Now()
+	fmt.Fprintf(out, " EC2 warned at %s: spot instance %s (%s, %s), node %s with %s, is reclaimed at %s\n", now.Format(time.TimeOnly), id, victim.InstanceType,
+		aws.ToString(victim.Placement.AvailabilityZone), aws.ToString(victim.PrivateDnsName), nouns(most, "render worker"), now.Add(fakeec2.DefaultSpotWarning).Format(time.TimeOnly))
 	return nil
 }
 

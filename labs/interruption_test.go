@@ -20,7 +20,7 @@ func TestIntegrationInterruptionSolutionPasses(t *testing.T) {
 		t.Fatalf("the solution does not pass:\n%s", reportText(r))
 	}
 	keepSnapshot(t, e, "interruption-solution")
-	t.Logf("staged, reclaimed and recovered in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+	t.Logf("staged, warned, drained and recovered in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
 }
 
 func TestIntegrationInterruptionExerciseFails(t *testing.T) {
@@ -31,13 +31,13 @@ func TestIntegrationInterruptionExerciseFails(t *testing.T) {
 	if err := l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	// Before the reclaim every check fails, naming the missing interruption.
+	// Before the warning every check fails, naming the missing interruption.
 	r, err := l.Check(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Failed(); len(got) != 7 || !strings.Contains(r.Checks[0].Reason, "no spot machine was reclaimed") {
-		t.Errorf("before the reclaim, failed %v:\n%s", got, reportText(r))
+	if got := r.Failed(); len(got) != 7 || !strings.Contains(r.Checks[0].Reason, "no spot interruption warning") {
+		t.Errorf("before the warning, failed %v:\n%s", got, reportText(r))
 	}
 	// The untouched exercise applies and runs the workers, all on one spot machine.
 	if err := e.ApplyExercise(ctx, interruptionLab, "nodepool.yaml", out); err != nil {
@@ -46,11 +46,11 @@ func TestIntegrationInterruptionExerciseFails(t *testing.T) {
 	if err := e.waitRolledOut(ctx, out, 2*time.Minute, zibaNamespace, renderWorker); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute}); err != nil { // the reclaim
+	if err := l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute}); err != nil { // the warning
 		t.Fatal(err)
 	}
 	// Wait until Karpenter has tried, and failed, to replace the capacity with spot.
-	if err := e.waitChecks(ctx, out, 3*time.Minute, interruptionLab, "loss-detected"); err != nil {
+	if err := e.waitChecks(ctx, out, 3*time.Minute, interruptionLab, "warning-handled"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
