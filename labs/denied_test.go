@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -179,4 +181,100 @@ func TestDeniedPolicyChecks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIntegrationNoPassRoleNoInstanceProfile: with iam:PassRole taken from the controller's
+// policy, the real provider cannot hand the node role to an instance profile: no profile
+// carries the role, the EC2NodeClass is not Ready, and nothing launches.
+func TestIntegrationNoPassRoleNoInstanceProfile(t *testing.T) {
+	e := freshLab(t)
+	ctx, out := t.Context(), testOut(t)
+	p, err := e.Admin.Policy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := false
+	for i, st := range p.Statements {
+		var keep []string
+		for _, a := range st.AllowActions {
+			if a == "iam:PassRole" {
+				removed = true
+				continue
+			}
+			keep = append(keep, a)
+		}
+		p.Statements[i].AllowActions = keep
+	}
+	if !removed {
+		t.Fatalf("the controller's policy does not allow iam:PassRole to begin with: %+v", p)
+	}
+	if err := e.Admin.SetPolicy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ApplyExercise(ctx, "happy-path", "workload.yaml", out); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ApplySolution(ctx, "happy-path", out); err != nil {
+		t.Fatal(err)
+	}
+	err = waitFor(ctx, out, time.Minute, "AddRoleToInstanceProfile denied", func(ctx context.Context) (bool, string, error) {
+		denied, err := e.Admin.Audit(ctx, fakeec2.AuditQuery{Service: "iam", Action: "AddRoleToInstanceProfile", Caller: cluster.KarpenterAccessKeyID})
+		for _, d := range denied {
+			if d.ErrorCode == "AccessDenied" {
+				return true, "", err
+			}
+		}
+		return false, fmt.Sprintf("%d AddRoleToInstanceProfile calls", len(denied)), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	for _, prof := range e.instanceProfiles(t) {
+		if prof.roles > 0 {
+			t.Errorf("instance profile %s carries %d roles without iam:PassRole", prof.name, prof.roles)
+		}
+	}
+	nc, err := e.Dynamic.Resource(nodeClassGVR).Get(ctx, generalPool, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conds, _, _ := unstructured.NestedSlice(nc.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+			t.Errorf("EC2NodeClass Ready=True without an instance profile: %v", conds)
+		}
+	}
+	if fleets, err := e.Admin.Audit(ctx, fakeec2.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID}); err != nil || len(launched(fleets)) > 0 {
+		t.Errorf("CreateFleet launched %v (%v) without an instance profile", launched(fleets), err)
+	}
+}
+
+func launched(calls []fakeec2.AuditEvent) []string {
+	var out []string
+	for _, c := range calls {
+		out = append(out, c.Created...)
+	}
+	return out
+}
+
+type profileRef struct {
+	name  string
+	roles int
+}
+
+// instanceProfiles lists the account's instance profiles, as aws iam list-instance-profiles.
+func (e *Env) instanceProfiles(t *testing.T) []profileRef {
+	t.Helper()
+	cfg := e.EC2.Options()
+	c := iam.New(iam.Options{Region: cfg.Region, Credentials: cfg.Credentials, BaseEndpoint: cfg.BaseEndpoint, HTTPClient: cfg.HTTPClient})
+	res, err := c.ListInstanceProfiles(t.Context(), &iam.ListInstanceProfilesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []profileRef
+	for _, p := range res.InstanceProfiles {
+		out = append(out, profileRef{name: aws.ToString(p.InstanceProfileName), roles: len(p.Roles)})
+	}
+	return out
 }
