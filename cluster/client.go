@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/karplab/karplab/cluster/karpenter"
 )
 
 // StartOptions are the user's choices for `karplab start`.
@@ -80,7 +82,7 @@ func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*Stat
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	fmt.Fprintf(status, "Starting karplab (backend %s, provider %s, daemon pid %d, log %s)\n",
-		orDefault(o.Backend, "embedded"), orDefault(o.Provider, "ec2"), pid, h.DaemonLog())
+		orDefault(o.Backend, "embedded"), orDefault(o.Provider, karpenter.ProviderAWS), pid, h.DaemonLog())
 
 	timeout := o.Timeout
 	if timeout == 0 {

@@ -30,8 +30,9 @@ type DaemonConfig struct {
 	Home Home
 	// Backend is "embedded" (default) or "kind".
 	Backend string
-	// Provider is the Karpenter cloud provider: "ec2" (default, the lab provider on the EC2
-	// emulator) or "kwok" (Karpenter's stock kwok provider, no EC2).
+	// Provider is the Karpenter cloud provider: "aws" (default, the real karpenter-provider-aws
+	// on the emulated account), "ec2" (the lab's own model of it, being retired) or "kwok"
+	// (Karpenter's stock kwok provider, no EC2).
 	Provider string
 	// EC2Addr is where the EC2 emulator listens (default 127.0.0.1:4566).
 	EC2Addr string
@@ -53,7 +54,7 @@ func (c *DaemonConfig) defaults() {
 		c.Backend = "embedded"
 	}
 	if c.Provider == "" {
-		c.Provider = "ec2"
+		c.Provider = karpenter.ProviderAWS
 	}
 	if c.EC2Addr == "" {
 		c.EC2Addr = DefaultEC2Addr

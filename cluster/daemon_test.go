@@ -184,7 +184,7 @@ apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: general}
 spec:
-  role: KarpenterNodeRole-test
+  role: KarpenterNodeRole-ziba-production
   amiSelectorTerms: [{alias: al2023@latest}]
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: ziba-production}}]
   securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: ziba-production}}]
