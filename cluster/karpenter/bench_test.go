@@ -1,9 +1,13 @@
 package karpenter_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
 // BenchmarkProvisioning measures pending-to-running: from creating a Deployment of N pods
@@ -49,5 +53,53 @@ func BenchmarkProvisioning(b *testing.B) {
 			b.ReportMetric(float64(claims)/n, "nodeclaims")
 			b.ReportMetric(0, "ns/op") // the wall clock above is the figure
 		})
+	}
+}
+
+// BenchmarkProvisioningRealVsKWOK runs one workload (10 pods that fit no node) to Running
+// twice in one run: on the real karpenter-provider-aws against the emulated account, and on
+// Karpenter's stock kwok provider (no cloud at all), and prints their ratio. The goal is a
+// real provider no more than 1.3 times slower than the floor.
+func BenchmarkProvisioningRealVsKWOK(b *testing.B) {
+	e := lab(b)
+	const pods = 10
+	run := func(ns, pool string) time.Duration {
+		var total time.Duration
+		for i := 0; i < b.N; i++ {
+			e.createDeployment(b, deployment(ns, "ziba-render-worker", pods, "1", "6Gi", map[string]string{karpv1.NodePoolLabelKey: pool}))
+			total += e.waitRunning(b, ns, "ziba-render-worker", pods, 2*time.Minute)
+			b.StopTimer()
+			e.resetCluster(b, ns)
+			b.StartTimer()
+		}
+		return total / time.Duration(b.N)
+	}
+	var real, floor time.Duration
+	b.Run("provider=aws", func(b *testing.B) {
+		e.startAWSProvider(b)
+		e.applySeedUnstructured(b)
+		waitFor(b, 2*time.Minute, time.Second, "the provider's EC2NodeClass Ready=True", func() (bool, string) {
+			u, err := e.dyn.Resource(nodeClassGVR).Get(context.Background(), "ziba-general", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return conditions(u)["Ready"] == "True", fmt.Sprintf("conditions %v", conditions(u))
+		})
+		b.Cleanup(func() { e.deleteSeed(b) })
+		b.ResetTimer()
+		real = run("bench-aws", "ziba-general")
+		b.ReportMetric(real.Seconds(), "s-to-running")
+		b.ReportMetric(0, "ns/op")
+	})
+	b.Run("provider=kwok", func(b *testing.B) {
+		e.startKWOKProvider(b)
+		b.ResetTimer()
+		floor = run("bench-kwok", "kwok")
+		b.ReportMetric(floor.Seconds(), "s-to-running")
+		b.ReportMetric(0, "ns/op")
+	})
+	if real > 0 && floor > 0 {
+		b.Logf("pending-to-running, %d pods: real provider %s, stock kwok provider %s, ratio %.2f (goal <= 1.3)",
+			pods, real.Round(time.Millisecond), floor.Round(time.Millisecond), real.Seconds()/floor.Seconds())
 	}
 }

@@ -47,81 +47,14 @@ import (
 func TestIntegrationAWSProvider(t *testing.T) {
 	e := lab(t)
 	ctx := context.Background()
-	e.pauseLabKarpenter(t)
-	if err := karpenter.InstallCRDs(ctx, e.rest, karpenter.ProviderAWS); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := apiextensions.NewForConfig(e.rest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "ec2nodeclasses.karpenter.k8s.aws", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The provider's schema has what the lab's lacks (spec.instanceProfile).
-	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["instanceProfile"]; !ok {
-		t.Errorf("the installed EC2NodeClass CRD is not the provider's: no spec.instanceProfile")
-	}
-	ca := e.rest.CAData
-	if len(ca) == 0 {
-		if b, err := os.ReadFile(e.rest.CAFile); err == nil {
-			ca = b
-		}
-	}
-	if err := e.srv.SetEKSCluster(eks.Cluster{Name: "karplab", Endpoint: e.rest.Host, Version: fakeec2.DefaultKubernetesVersion,
-		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca), ServiceIPv4CIDR: controlplane.ServiceCIDR, IPFamily: "ipv4",
-		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/karplab-eks-cluster-role"}); err != nil {
-		t.Fatalf("telling EKS about the cluster: %v", err)
-	}
-
-	// Both listeners held until both are chosen: two freePort calls may get the same port.
-	var health, metrics int
-	{
-		a, errA := net.Listen("tcp", "127.0.0.1:0")
-		b, errB := net.Listen("tcp", "127.0.0.1:0")
-		if errA != nil || errB != nil {
-			t.Fatal(errA, errB)
-		}
-		health, metrics = a.Addr().(*net.TCPAddr).Port, b.Addr().(*net.TCPAddr).Port
-		a.Close()
-		b.Close()
-	}
-	logFile := filepath.Join(e.dir, "karpenter-aws.log")
-	opts := karpenter.Options{Provider: karpenter.ProviderAWS, Kubeconfig: e.kubeconfig, ClusterEndpoint: e.rest.Host,
-		InterruptionQueue: "karplab", HealthProbePort: health, MetricsPort: metrics, LogLevel: "debug"}
-	sup := &karpenter.Supervisor{
-		Path: os.Args[0],
-		Args: opts.Args(),
-		Env: []string{
-			childEnv + "=karpenter",
-			"KUBECONFIG=" + e.kubeconfig,
-			"CLUSTER_NAME=karplab",
-			"CLUSTER_ENDPOINT=" + e.rest.Host,
-			"INTERRUPTION_QUEUE=karplab",
-			"AWS_ENDPOINT_URL=" + e.endpoint,
-			"AWS_REGION=eu-west-2",
-			"AWS_ACCESS_KEY_ID=" + karpenterKey,
-			"AWS_SECRET_ACCESS_KEY=secret",
-			"AWS_EC2_METADATA_DISABLED=true",
-		},
-		LogFile:    logFile,
-		MinBackoff: time.Second,
-	}
-	if err := sup.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	sup, health, metrics, logFile := e.startAWSProvider(t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(logTail(logFile, 80))
 		}
 		e.resetCluster(t, "ziba-aws")
 		e.deleteSeed(t)
-		_ = sup.Stop(ctx)
 	})
-	if err := e.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), logFile); err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("the real provider's child is Ready (pid %d)", sup.Status().PID)
 	checkLoopbackListeners(t, sup.Status().PID, health, metrics)
 
@@ -257,7 +190,7 @@ func TestIntegrationAWSProvider(t *testing.T) {
 
 // pauseLabKarpenter stops the shared lab's Karpenter child for the test and, at cleanup,
 // reinstalls the lab's CRDs and starts a new one.
-func (e *testEnv) pauseLabKarpenter(t *testing.T) {
+func (e *testEnv) pauseLabKarpenter(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	if err := e.sup.Stop(ctx); err != nil {
@@ -280,7 +213,7 @@ func (e *testEnv) pauseLabKarpenter(t *testing.T) {
 }
 
 // applySeedUnstructured applies the seed verbatim without waiting on the lab's types.
-func (e *testEnv) applySeedUnstructured(t *testing.T) {
+func (e *testEnv) applySeedUnstructured(t testing.TB) {
 	t.Helper()
 	b, err := os.ReadFile("testdata/seed.yaml")
 	if err != nil {
@@ -312,7 +245,7 @@ func (e *testEnv) applySeedUnstructured(t *testing.T) {
 
 // deleteSeed removes the seed NodePool and EC2NodeClass, dropping finalizers a stopped
 // provider can no longer remove, so the next test applies them afresh.
-func (e *testEnv) deleteSeed(t *testing.T) {
+func (e *testEnv) deleteSeed(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	for _, r := range []string{"nodepools", "ec2nodeclasses"} {
@@ -410,4 +343,79 @@ func socketInodes(t *testing.T, pid int) map[string]bool {
 		}
 	}
 	return out
+}
+
+// startAWSProvider pauses the lab's Karpenter and runs the real provider's child in its place
+// (with the provider's CRDs and EKS told about the cluster), Ready; it stops at cleanup.
+func (e *testEnv) startAWSProvider(t testing.TB) (sup *karpenter.Supervisor, health, metrics int, logFile string) {
+	t.Helper()
+	ctx := context.Background()
+	e.pauseLabKarpenter(t)
+	if err := karpenter.InstallCRDs(ctx, e.rest, karpenter.ProviderAWS); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := apiextensions.NewForConfig(e.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "ec2nodeclasses.karpenter.k8s.aws", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The provider's schema has what the lab's lacks (spec.instanceProfile).
+	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["instanceProfile"]; !ok {
+		t.Errorf("the installed EC2NodeClass CRD is not the provider's: no spec.instanceProfile")
+	}
+	ca := e.rest.CAData
+	if len(ca) == 0 {
+		if b, err := os.ReadFile(e.rest.CAFile); err == nil {
+			ca = b
+		}
+	}
+	if err := e.srv.SetEKSCluster(eks.Cluster{Name: "karplab", Endpoint: e.rest.Host, Version: fakeec2.DefaultKubernetesVersion,
+		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca), ServiceIPv4CIDR: controlplane.ServiceCIDR, IPFamily: "ipv4",
+		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/karplab-eks-cluster-role"}); err != nil {
+		t.Fatalf("telling EKS about the cluster: %v", err)
+	}
+
+	// Both listeners held until both are chosen: two freePort calls may get the same port.
+	{
+		a, errA := net.Listen("tcp", "127.0.0.1:0")
+		b, errB := net.Listen("tcp", "127.0.0.1:0")
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		health, metrics = a.Addr().(*net.TCPAddr).Port, b.Addr().(*net.TCPAddr).Port
+		a.Close()
+		b.Close()
+	}
+	logFile = filepath.Join(e.dir, "karpenter-aws.log")
+	opts := karpenter.Options{Provider: karpenter.ProviderAWS, Kubeconfig: e.kubeconfig, ClusterEndpoint: e.rest.Host,
+		InterruptionQueue: "karplab", HealthProbePort: health, MetricsPort: metrics, LogLevel: "debug"}
+	sup = &karpenter.Supervisor{
+		Path: os.Args[0],
+		Args: opts.Args(),
+		Env: []string{
+			childEnv + "=karpenter",
+			"KUBECONFIG=" + e.kubeconfig,
+			"CLUSTER_NAME=karplab",
+			"CLUSTER_ENDPOINT=" + e.rest.Host,
+			"INTERRUPTION_QUEUE=karplab",
+			"AWS_ENDPOINT_URL=" + e.endpoint,
+			"AWS_REGION=eu-west-2",
+			"AWS_ACCESS_KEY_ID=" + karpenterKey,
+			"AWS_SECRET_ACCESS_KEY=secret",
+			"AWS_EC2_METADATA_DISABLED=true",
+		},
+		LogFile:    logFile,
+		MinBackoff: time.Second,
+	}
+	if err := sup.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sup.Stop(ctx) })
+	if err := e.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), logFile); err != nil {
+		t.Fatal(err)
+	}
+	return sup, health, metrics, logFile
 }

@@ -406,45 +406,13 @@ func TestIntegrationKarpenterRestart(t *testing.T) {
 func TestIntegrationKWOKProvider(t *testing.T) {
 	e := lab(t)
 	ctx := context.Background()
-	health, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logFile := filepath.Join(e.dir, "karpenter-kwok.log")
-	sup := &karpenter.Supervisor{
-		Path:    os.Args[0],
-		Args:    karpenter.Options{Provider: karpenter.ProviderKWOK, Kubeconfig: e.kubeconfig, HealthProbePort: health}.Args(),
-		Env:     []string{childEnv + "=karpenter", "KUBECONFIG=" + e.kubeconfig},
-		LogFile: logFile,
-	}
-	if err := sup.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	logFile := e.startKWOKProvider(t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Log(logTail(logFile, 40))
 		}
 		e.resetCluster(t, "ziba-kwok")
-		_ = e.dyn.Resource(nodePoolGVR).Delete(ctx, "kwok", metav1.DeleteOptions{})
-		_ = sup.Stop(ctx)
 	})
-	if err := e.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), logFile); err != nil {
-		t.Fatal(err)
-	}
-	for gvr, obj := range map[schema.GroupVersionResource]string{
-		{Group: "karpenter.kwok.sh", Version: "v1alpha1", Resource: "kwoknodeclasses"}: `{"apiVersion":"karpenter.kwok.sh/v1alpha1","kind":"KWOKNodeClass","metadata":{"name":"default"}}`,
-		nodePoolGVR: `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kwok"},"spec":{"template":{"spec":{
-			"nodeClassRef":{"group":"karpenter.kwok.sh","kind":"KWOKNodeClass","name":"default"},
-			"requirements":[{"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]}]}}}}`,
-	} {
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON([]byte(obj)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.dyn.Resource(gvr).Patch(ctx, u.GetName(), types.ApplyPatchType, []byte(obj), metav1.PatchOptions{FieldManager: "test", Force: new(true)}); err != nil {
-			t.Fatalf("applying %s: %v", u.GetKind(), err)
-		}
-	}
 	since := time.Now()
 	e.createDeployment(t, deployment("ziba-kwok", "kwok-demo", 3, "1", "1Gi", map[string]string{karpv1.NodePoolLabelKey: "kwok"}))
 	took := e.waitRunning(t, "ziba-kwok", "kwok-demo", 3, 90*time.Second)
@@ -504,4 +472,47 @@ func TestIntegrationUnauthorized(t *testing.T) {
 	}
 	took := e.waitRunning(t, "ziba-denied-iam", "ziba-render-worker", 1, 90*time.Second)
 	t.Logf("pod Running %s after the policy allowed CreateFleet", took.Round(time.Millisecond))
+}
+
+// startKWOKProvider runs Karpenter's stock kwok provider, Ready, with a KWOKNodeClass and
+// an on-demand NodePool "kwok"; it stops both at cleanup.
+func (e *testEnv) startKWOKProvider(t testing.TB) (logFile string) {
+	t.Helper()
+	ctx := context.Background()
+	health, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile = filepath.Join(e.dir, "karpenter-kwok.log")
+	sup := &karpenter.Supervisor{
+		Path:    os.Args[0],
+		Args:    karpenter.Options{Provider: karpenter.ProviderKWOK, Kubeconfig: e.kubeconfig, HealthProbePort: health}.Args(),
+		Env:     []string{childEnv + "=karpenter", "KUBECONFIG=" + e.kubeconfig},
+		LogFile: logFile,
+	}
+	if err := sup.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.dyn.Resource(nodePoolGVR).Delete(ctx, "kwok", metav1.DeleteOptions{})
+		_ = sup.Stop(ctx)
+	})
+	if err := e.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), logFile); err != nil {
+		t.Fatal(err)
+	}
+	for gvr, obj := range map[schema.GroupVersionResource]string{
+		{Group: "karpenter.kwok.sh", Version: "v1alpha1", Resource: "kwoknodeclasses"}: `{"apiVersion":"karpenter.kwok.sh/v1alpha1","kind":"KWOKNodeClass","metadata":{"name":"default"}}`,
+		nodePoolGVR: `{"apiVersion":"karpenter.sh/v1","kind":"NodePool","metadata":{"name":"kwok"},"spec":{"template":{"spec":{
+			"nodeClassRef":{"group":"karpenter.kwok.sh","kind":"KWOKNodeClass","name":"default"},
+			"requirements":[{"key":"karpenter.sh/capacity-type","operator":"In","values":["on-demand"]}]}}}}`,
+	} {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON([]byte(obj)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.dyn.Resource(gvr).Patch(ctx, u.GetName(), types.ApplyPatchType, []byte(obj), metav1.PatchOptions{FieldManager: "test", Force: new(true)}); err != nil {
+			t.Fatalf("applying %s: %v", u.GetKind(), err)
+		}
+	}
+	return logFile
 }
