@@ -20,8 +20,12 @@ import (
 	"github.com/karplab/karplab/labs/evidence"
 )
 
-// nodeClassGVR is the provider's EC2NodeClass resource, read unstructured.
-var nodeClassGVR = schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
+// nodeClassGVR is the provider's EC2NodeClass resource and nodePoolsGVR core's NodePool,
+// read unstructured.
+var (
+	nodeClassGVR = schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
+	nodePoolsGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+)
 
 // Env is a running lab as the scenarios see it: both control planes, and the files the
 // daemon keeps.

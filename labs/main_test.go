@@ -150,9 +150,35 @@ func testOut(t *testing.T) io.Writer {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("progress:\n%s", b.String())
+			t.Logf("Karpenter's last lines (debug left out):\n%s", karpenterTail(40))
 		}
 	})
 	return &b
+}
+
+// karpenterTail is the end of the lab's Karpenter log without its debug lines: why a
+// staging stalled is usually there.
+func karpenterTail(n int) string {
+	if lab.home == "" {
+		return ""
+	}
+	b, err := os.ReadFile(lab.home.KarpenterLog())
+	if err != nil {
+		return err.Error()
+	}
+	var keep []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.Contains(line, `"level":"DEBUG"`) {
+			if len(line) > 600 {
+				line = line[:600] + "..."
+			}
+			keep = append(keep, line)
+		}
+	}
+	if len(keep) > n {
+		keep = keep[len(keep)-n:]
+	}
+	return strings.Join(keep, "\n")
 }
 
 // checkUntil grades lab repeatedly until its verdict is want (or timeout), returning the last report.
