@@ -100,19 +100,11 @@ func (r *resetter) run(ctx context.Context) error {
 	}
 	r.step("deleted %d NodeClaims", n)
 
-	nodes, err := r.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	n, err = r.deleteNodes(ctx)
 	if err != nil {
-		return fmt.Errorf("listing nodes: %w", err)
+		return err
 	}
-	for _, node := range nodes.Items {
-		if err := r.stripFinalizers(ctx, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, node.Name); err != nil {
-			return err
-		}
-		if err := r.kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting node %s: %w", node.Name, err)
-		}
-	}
-	r.step("deleted %d nodes", len(nodes.Items))
+	r.step("deleted %d nodes", n)
 
 	// Pods of deleted namespaces on deleted nodes have no kubelet left to confirm them.
 	if err := r.forceDeletePods(ctx, deleted); err != nil {
@@ -131,6 +123,20 @@ func (r *resetter) run(ctx context.Context) error {
 			return fmt.Errorf("resetting the EC2 emulator: %w", err)
 		}
 		r.step("reset the EC2 account: instances, volumes, ENIs, launch templates, billing, audit trail, policy, faults")
+		// A kubelet still booting on an instance the reset ended may have registered its
+		// Node meanwhile; left, it would block the next instance given the same IP (and so
+		// the same node name). The simulated kubelet notices the instances are gone at its
+		// next poll; then every Node left is stale.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+		if n, err := r.deleteNodes(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			r.step("deleted %d nodes registered during the reset", n)
+		}
 	}
 	if r.after != nil {
 		if err := r.after(ctx); err != nil {
@@ -314,4 +320,21 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		w.fl.Flush()
 	}
 	return len(p), nil
+}
+
+// deleteNodes deletes every Node, finalizers stripped (no kubelet will confirm them).
+func (r *resetter) deleteNodes(ctx context.Context) (int, error) {
+	nodes, err := r.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing nodes: %w", err)
+	}
+	for _, node := range nodes.Items {
+		if err := r.stripFinalizers(ctx, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, node.Name); err != nil {
+			return 0, err
+		}
+		if err := r.kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return 0, fmt.Errorf("deleting node %s: %w", node.Name, err)
+		}
+	}
+	return len(nodes.Items), nil
 }
