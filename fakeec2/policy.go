@@ -249,11 +249,16 @@ func (s *Server) deny(c *call, reason string) *APIError {
 }
 
 // encodeAuthorizationMessage makes the opaque failure message (AWS's is decodable only by
-// sts:DecodeAuthorizationMessage; ours by the admin API).
+// sts:DecodeAuthorizationMessage; ours by the admin API). It never starts with '-', which a
+// command line would take for a flag (`karplab ec2 decode MESSAGE`).
 func encodeAuthorizationMessage(requestID, reason string) string {
 	sum := sha256.Sum256([]byte(requestID + "\x00" + reason))
 	sum2 := sha256.Sum256(sum[:])
-	return base64.RawURLEncoding.EncodeToString(append(sum[:], sum2[:]...))
+	msg := base64.RawURLEncoding.EncodeToString(append(sum[:], sum2[:]...))
+	if msg[0] == '-' {
+		msg = "A" + msg[1:]
+	}
+	return msg
 }
 
 // DecodeAuthorizationMessage returns the reason behind an encoded failure message.

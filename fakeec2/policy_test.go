@@ -1,6 +1,9 @@
 package fakeec2
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestPolicyAuthorize(t *testing.T) {
 	nodeRole := "arn:aws:iam::123456789012:role/KarpenterNodeRole-ziba-production"
@@ -44,5 +47,21 @@ func TestPolicyAuthorize(t *testing.T) {
 				t.Errorf("authorize(%s, %s, %s) = %q, want denied=%v", tt.caller, tt.action, tt.resource, reason, tt.denied)
 			}
 		})
+	}
+}
+
+// An encoded message is pasted as a command-line argument; one starting with '-' would be
+// read as a flag. About one in 64 plain encodings starts with one.
+func TestEncodedAuthorizationMessageIsNoFlag(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 2000 {
+		msg := encodeAuthorizationMessage(fmt.Sprintf("req-%d", i), "denied")
+		if msg[0] == '-' {
+			t.Fatalf("message %q starts with '-'", msg)
+		}
+		if seen[msg] {
+			t.Fatalf("message %q encoded twice", msg)
+		}
+		seen[msg] = true
 	}
 }
