@@ -2,7 +2,7 @@
 export GOTOOLCHAIN := go1.27.3
 GO ?= go
 
-.PHONY: build start test test-short bench fuzz lint clean generate
+.PHONY: build start test test-short bench fuzz lint clean
 
 # Stamp the Kubernetes version the embedded components report (/version, kubectl version).
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
@@ -30,12 +30,6 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseQuery -fuzztime 60s ./fakeec2/
-
-# Regenerates committed code: the EC2NodeClass deepcopy functions and CRD. Not a
-# dependency of build or test (the output is committed).
-CONTROLLER_GEN ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
-generate:
-	$(CONTROLLER_GEN) object crd paths=./cluster/karpenter/apis/v1/... output:crd:artifacts:config=cluster/karpenter/apis/v1/crds
 
 clean:
 	rm -rf bin

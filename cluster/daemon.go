@@ -31,8 +31,7 @@ type DaemonConfig struct {
 	// Backend is "embedded" (default) or "kind".
 	Backend string
 	// Provider is the Karpenter cloud provider: "aws" (default, the real karpenter-provider-aws
-	// on the emulated account), "ec2" (the lab's own model of it, being retired) or "kwok"
-	// (Karpenter's stock kwok provider, no EC2).
+	// on the emulated account) or "kwok" (Karpenter's stock kwok provider, no EC2).
 	Provider string
 	// EC2Addr is where the EC2 emulator listens (default 127.0.0.1:4566).
 	EC2Addr string
@@ -44,8 +43,8 @@ type DaemonConfig struct {
 	Status io.Writer
 	// Executable is the karplab binary the Karpenter child runs; empty means this process's.
 	Executable string
-	// Karpenter tunes the Karpenter process (batch window, GC timing, log level); the daemon
-	// sets provider, cluster name, kubeconfig, region and ports itself.
+	// Karpenter tunes the Karpenter process (batch window, log level, feature gates); the
+	// daemon sets provider, cluster name, kubeconfig, endpoint, queue and ports itself.
 	Karpenter karpenter.Options
 }
 

@@ -47,7 +47,6 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			opts.Provider = cfg.Provider
 			opts.ClusterName = ClusterName
 			opts.Kubeconfig = cfg.Home.Kubeconfig()
-			opts.Region = Region
 			opts.HealthProbePort = healthPort
 			opts.MetricsPort = metricsPort
 			env := []string{

@@ -42,9 +42,11 @@ func newBackend(cfg DaemonConfig) (backend.Backend, error) {
 // cannot run the backend fails at once with the fix in the message.
 func Preflight(ctx context.Context, backendName, provider string) error {
 	switch provider {
-	case "", karpenter.ProviderEC2, karpenter.ProviderKWOK, karpenter.ProviderAWS:
+	case "", karpenter.ProviderAWS, karpenter.ProviderKWOK:
+	case "ec2":
+		return fmt.Errorf("provider %q (the lab's own model of Karpenter on AWS) is retired: use --provider aws (the default, the real karpenter-provider-aws on the emulated account) or --provider kwok", provider)
 	default:
-		return fmt.Errorf("unknown provider %q: use --provider ec2 (the default, machines from the EC2 emulator), --provider aws (the real karpenter-provider-aws on the emulator) or --provider kwok", provider)
+		return fmt.Errorf("unknown provider %q: use --provider aws (the default, the real karpenter-provider-aws on the emulated account) or --provider kwok (Karpenter's stock kwok provider, no EC2)", provider)
 	}
 	switch backendName {
 	case "", "embedded":
@@ -70,8 +72,7 @@ func NewEC2Client(endpoint, accessKeyID string) *ec2.Client {
 
 // defaultPolicy is the account's policy when it is new and after a reset: with the real
 // provider, the controller's key gets the getting-started stack's KarpenterControllerPolicy
-// (least privilege: what it is not granted is denied). The lab's own provider and kwok run
-// unconstrained, as before.
+// (least privilege: what it is not granted is denied). kwok calls no AWS API.
 func defaultPolicy(provider string) *fakeec2.Policy {
 	if provider != "aws" {
 		return nil
@@ -162,7 +163,7 @@ func newServices(d *daemon) ([]*service, error) {
 	services = append(services, &service{
 		name: "Karpenter and EC2NodeClass CRDs, kube-dns Service",
 		start: func(ctx context.Context) (string, error) {
-			if err := karpenter.InstallCRDs(ctx, be.RESTConfig(), cfg.Provider); err != nil {
+			if err := karpenter.InstallCRDs(ctx, be.RESTConfig()); err != nil {
 				return "", err
 			}
 			// karpenter-provider-aws reads kube-system/kube-dns at start, as on EKS.
@@ -170,7 +171,7 @@ func newServices(d *daemon) ([]*service, error) {
 			if err != nil {
 				return "", err
 			}
-			detail := fmt.Sprintf("%d CRDs established", len(karpenter.CRDs(cfg.Provider)))
+			detail := fmt.Sprintf("%d CRDs established", len(karpenter.CRDs()))
 			if created {
 				detail += ", kube-dns Service " + controlplane.KubeDNSIP + " created"
 			}

@@ -76,9 +76,6 @@ func startLab() (stop func(), err error) {
 			Executable: exe,
 			Provider:   testProvider(),
 			Logger:     slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
-			// The leak lab's tests rely on the collector sparing instances younger than 30s
-			// (the real default) and then sweeping soon.
-			Karpenter: karpenter.Options{GCMinAge: 30 * time.Second, GCPeriod: 5 * time.Second},
 		})
 	}()
 	stop = func() {

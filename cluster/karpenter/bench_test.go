@@ -1,18 +1,16 @@
 package karpenter_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
 // BenchmarkProvisioning measures pending-to-running: from creating a Deployment of N pods
-// that fit no node to all N Running on machines Karpenter bought from the emulator, with
-// the EC2 calls Karpenter made on the way. Targets: 10 pods in 20s, 500 in 120s.
+// that fit no node to all N Running on machines the real provider bought from the
+// emulator, with the AWS calls it made on the way. Targets: 10 pods in 20s, 500 in 120s.
 //
 //	go test -run '^$' -bench Provisioning -benchtime 1x ./cluster/karpenter/
 func BenchmarkProvisioning(b *testing.B) {
@@ -39,7 +37,7 @@ func BenchmarkProvisioning(b *testing.B) {
 				for _, ev := range all {
 					byAction[ev.Action]++
 				}
-				b.Logf("EC2 calls by action: %v", byAction)
+				b.Logf("AWS calls by action: %v", byAction)
 				fleets += len(e.karpenterCalls(b, "CreateFleet", since))
 				claims += len(e.nodeClaims(b))
 				b.StopTimer()
@@ -76,16 +74,7 @@ func BenchmarkProvisioningRealVsKWOK(b *testing.B) {
 	}
 	var real, floor time.Duration
 	b.Run("provider=aws", func(b *testing.B) {
-		e.startAWSProvider(b)
-		e.applySeedUnstructured(b)
-		waitFor(b, 2*time.Minute, time.Second, "the provider's EC2NodeClass Ready=True", func() (bool, string) {
-			u, err := e.dyn.Resource(nodeClassGVR).Get(context.Background(), "ziba-general", metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			return conditions(u)["Ready"] == "True", fmt.Sprintf("conditions %v", conditions(u))
-		})
-		b.Cleanup(func() { e.deleteSeed(b) })
+		e.applySeed(b)
 		b.ResetTimer()
 		real = run("bench-aws", "ziba-general")
 		b.ReportMetric(real.Seconds(), "s-to-running")

@@ -15,22 +15,16 @@ import (
 	"k8s.io/client-go/rest"
 	kwokapis "sigs.k8s.io/karpenter/kwok/apis"
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
-
-	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
 )
 
 // fieldManager owns the CRDs in server-side apply.
 const fieldManager = "karplab"
 
-// CRDs returns the CRDs the lab installs for a provider (ProviderEC2 when empty).
-//
-// For the lab's providers: Karpenter core's (NodePool, NodeClaim, NodeOverlay,
-// CapacityBuffer, embedded in sigs.k8s.io/karpenter/pkg/apis), the lab's EC2NodeClass CRD
-// and the kwok provider's KWOKNodeClass. For ProviderAWS: what the provider's Helm chart
-// (karpenter-crd) installs, embedded in karpenter-provider-aws/pkg/apis (its EC2NodeClass,
-// and core's NodePool, NodeClaim and NodeOverlay with the karpenter.k8s.aws label-domain
-// rules the provider adds), core's CapacityBuffer, and KWOKNodeClass.
-func CRDs(provider string) []*apiextensionsv1.CustomResourceDefinition {
+// CRDs are what the provider's Helm chart (karpenter-crd) installs, embedded in
+// karpenter-provider-aws/pkg/apis: its EC2NodeClass, and core's NodePool, NodeClaim and
+// NodeOverlay with the karpenter.k8s.aws label-domain rules the provider adds; then core's
+// CapacityBuffer, and the kwok provider's KWOKNodeClass (for --provider kwok).
+func CRDs() []*apiextensionsv1.CustomResourceDefinition {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	have := map[string]bool{}
 	add := func(crds ...*apiextensionsv1.CustomResourceDefinition) {
@@ -41,25 +35,21 @@ func CRDs(provider string) []*apiextensionsv1.CustomResourceDefinition {
 			}
 		}
 	}
-	if provider == ProviderAWS {
-		add(awsapis.CRDs...)
-	} else {
-		add(apisv1.CRD())
-	}
+	add(awsapis.CRDs...)
 	add(coreapis.CRDs...)
 	add(kwokapis.CRDs...)
 	return out
 }
 
-// InstallCRDs server-side applies CRDs(provider) (so a newer lab updates an older
-// cluster's CRDs, and switching provider swaps the EC2NodeClass schema) and waits until
-// each is Established.
-func InstallCRDs(ctx context.Context, cfg *rest.Config, provider string) error {
+// InstallCRDs server-side applies CRDs (so a newer lab updates an older cluster's CRDs,
+// such as the EC2NodeClass schema of the lab's retired provider) and waits until each is
+// Established.
+func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	client, err := apiextensions.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building apiextensions client: %w", err)
 	}
-	crds := CRDs(provider)
+	crds := CRDs()
 	for _, crd := range crds {
 		crd.APIVersion = apiextensionsv1.SchemeGroupVersion.String()
 		crd.Kind = "CustomResourceDefinition"

@@ -28,14 +28,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
-	"github.com/karplab/karplab/cluster/karpenter/cloudprovider"
+	awsapis "github.com/aws/karpenter-provider-aws/pkg/apis"
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
+	awsutils "github.com/aws/karpenter-provider-aws/pkg/utils"
+
 	"github.com/karplab/karplab/fakeec2"
 )
 
 var (
 	nodePoolGVR  = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
-	nodeClassGVR = schema.GroupVersionResource{Group: apisv1.Group, Version: "v1", Resource: "ec2nodeclasses"}
+	nodeClassGVR = schema.GroupVersionResource{Group: awsapis.Group, Version: "v1", Resource: "ec2nodeclasses"}
 )
 
 // waitFor polls cond every interval until it holds or timeout passes; the last
@@ -58,7 +60,9 @@ func waitFor(t testing.TB, timeout, interval time.Duration, what string, cond fu
 }
 
 // applySeed applies the course's NodePool and EC2NodeClass exactly as written (server-side
-// apply, as `kubectl apply --server-side` would), and waits until both are Ready.
+// apply, as `kubectl apply --server-side` would), and waits until both are Ready (the
+// provider resolves subnets, security groups, AMIs, the instance profile and its DryRun
+// validation first).
 func (e *testEnv) applySeed(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
@@ -85,8 +89,8 @@ func (e *testEnv) applySeed(t testing.TB) {
 			t.Fatalf("applying the seed %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	waitFor(t, time.Minute, 250*time.Millisecond, "seed NodePool and EC2NodeClass Ready", func() (bool, string) {
-		nc := &apisv1.EC2NodeClass{}
+	waitFor(t, 2*time.Minute, 250*time.Millisecond, "seed NodePool and EC2NodeClass Ready", func() (bool, string) {
+		nc := &awsv1.EC2NodeClass{}
 		if err := e.client.Get(ctx, client.ObjectKey{Name: "ziba-general"}, nc); err != nil {
 			return false, err.Error()
 		}
@@ -358,7 +362,7 @@ func (e *testEnv) karpenterEvents(t testing.TB, ns, pod string) []corev1.Event {
 
 func instanceID(t testing.TB, providerID string) string {
 	t.Helper()
-	id, err := cloudprovider.ParseInstanceID(providerID)
+	id, err := awsutils.ParseInstanceID(providerID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,9 @@ package karpenter_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,59 +15,47 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster/controlplane"
-	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kubelet"
-	"github.com/karplab/karplab/fakeec2"
-	"github.com/karplab/karplab/fakeec2/eks"
 )
 
-// TestIntegrationAWSProvider runs the real karpenter-provider-aws v1.15.0 (its operator,
-// cloud provider and every controller, wired as its own main) against the emulator: the
-// child starts and is Ready with its listeners on loopback, the provider's CRDs and the
-// kube-dns Service are there, the seed EC2NodeClass reaches Ready=True through the real
-// subnet, security group, AMI (SSM), instance profile (IAM) and validation controllers,
-// and a Pending pod gets a NodeClaim and a CreateFleet in the emulator's audit trail; the
-// simulated kubelet registers the Node from the provider's own user data, the NodeClaim is
-// Initialized and the pod runs.
-//
-// The lab's own Karpenter child is stopped meanwhile (both would reconcile the same
-// EC2NodeClass and NodePool) and comes back, with the lab's CRDs, afterwards.
+// TestIntegrationAWSProvider: the lab's Karpenter is the real karpenter-provider-aws
+// v1.15.0 (its operator, cloud provider and every controller, wired as its own main)
+// against the emulator. The child is Ready with its listeners on loopback, the provider's
+// CRDs and the kube-dns Service are there, the seed EC2NodeClass reaches Ready=True through
+// the real subnet, security group, AMI (SSM), instance profile (IAM) and validation
+// controllers, and a Pending pod gets a NodeClaim and a CreateFleet in the emulator's
+// audit trail; the simulated kubelet registers the Node from the provider's own user data,
+// the NodeClaim is Initialized and the pod runs.
 func TestIntegrationAWSProvider(t *testing.T) {
 	e := lab(t)
 	ctx := context.Background()
-	sup, health, metrics, logFile := e.startAWSProvider(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(logTail(logFile, 80))
-		}
-		e.resetCluster(t, "ziba-aws")
-		e.deleteSeed(t)
-	})
-	t.Logf("the real provider's child is Ready (pid %d)", sup.Status().PID)
-	checkLoopbackListeners(t, sup.Status().PID, health, metrics)
+	t.Cleanup(func() { e.resetCluster(t, "ziba-aws") })
+	t.Logf("the real provider's child is Ready (pid %d)", e.sup.Status().PID)
+	checkLoopbackListeners(t, e.sup.Status().PID, e.health, e.metrics)
 
+	ext, err := apiextensions.NewForConfig(e.rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "ec2nodeclasses.karpenter.k8s.aws", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The provider's own schema (the retired lab provider's had no spec.instanceProfile).
+	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["instanceProfile"]; !ok {
+		t.Errorf("the installed EC2NodeClass CRD is not the provider's: no spec.instanceProfile")
+	}
 	svc, err := e.kube.CoreV1().Services("kube-system").Get(ctx, "kube-dns", metav1.GetOptions{})
 	if err != nil || svc.Spec.ClusterIP != controlplane.KubeDNSIP {
 		t.Errorf("kube-system/kube-dns: %v, cluster IP %q, want %s", err, svc.Spec.ClusterIP, controlplane.KubeDNSIP)
 	}
 
-	e.applySeedUnstructured(t)
-	waitFor(t, 2*time.Minute, time.Second, "the provider's EC2NodeClass Ready=True", func() (bool, string) {
-		u, err := e.dyn.Resource(nodeClassGVR).Get(ctx, "ziba-general", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		conds := conditions(u)
-		return conds["Ready"] == "True", fmt.Sprintf("conditions %v", conds)
-	})
+	e.applySeed(t)
 	u, err := e.dyn.Resource(nodeClassGVR).Get(ctx, "ziba-general", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -188,90 +172,6 @@ func TestIntegrationAWSProvider(t *testing.T) {
 	})
 }
 
-// pauseLabKarpenter stops the shared lab's Karpenter child for the test and, at cleanup,
-// reinstalls the lab's CRDs and starts a new one.
-func (e *testEnv) pauseLabKarpenter(t testing.TB) {
-	t.Helper()
-	ctx := context.Background()
-	if err := e.sup.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	old := e.sup
-	t.Cleanup(func() {
-		if err := karpenter.InstallCRDs(ctx, e.rest, karpenter.ProviderEC2); err != nil {
-			t.Errorf("reinstalling the lab's CRDs: %v", err)
-		}
-		e.sup = &karpenter.Supervisor{Path: old.Path, Args: old.Args, Env: old.Env, LogFile: old.LogFile, MinBackoff: old.MinBackoff}
-		if err := e.sup.Start(ctx); err != nil {
-			t.Errorf("restarting the lab's Karpenter: %v", err)
-			return
-		}
-		if err := e.waitKarpenterReady(ctx); err != nil {
-			t.Errorf("restarting the lab's Karpenter: %v", err)
-		}
-	})
-}
-
-// applySeedUnstructured applies the seed verbatim without waiting on the lab's types.
-func (e *testEnv) applySeedUnstructured(t testing.TB) {
-	t.Helper()
-	b, err := os.ReadFile("testdata/seed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			t.Fatalf("decoding the seed: %v", err)
-		}
-		gvr := nodePoolGVR
-		if u.GetKind() == "EC2NodeClass" {
-			gvr = nodeClassGVR
-		}
-		body, err := u.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.dyn.Resource(gvr).Patch(context.Background(), u.GetName(), types.ApplyPatchType, body,
-			metav1.PatchOptions{FieldManager: "kubectl", Force: new(true)}); err != nil {
-			t.Fatalf("applying the seed %s: %v", u.GetKind(), err)
-		}
-	}
-}
-
-// deleteSeed removes the seed NodePool and EC2NodeClass, dropping finalizers a stopped
-// provider can no longer remove, so the next test applies them afresh.
-func (e *testEnv) deleteSeed(t testing.TB) {
-	t.Helper()
-	ctx := context.Background()
-	for _, r := range []string{"nodepools", "ec2nodeclasses"} {
-		gvr := nodePoolGVR
-		if r == "ec2nodeclasses" {
-			gvr = nodeClassGVR
-		}
-		if err := e.dyn.Resource(gvr).Delete(ctx, "ziba-general", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting %s ziba-general: %v", r, err)
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			_, err := e.dyn.Resource(gvr).Get(ctx, "ziba-general", metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Logf("%s ziba-general kept by its finalizers for 30s: removing them", r)
-				_, _ = e.dyn.Resource(gvr).Patch(ctx, "ziba-general", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
-				deadline = time.Now().Add(time.Hour)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
-	}
-}
-
 // conditions maps an object's status condition types to their status.
 func conditions(u *unstructured.Unstructured) map[string]string {
 	out := map[string]string{}
@@ -343,79 +243,4 @@ func socketInodes(t *testing.T, pid int) map[string]bool {
 		}
 	}
 	return out
-}
-
-// startAWSProvider pauses the lab's Karpenter and runs the real provider's child in its place
-// (with the provider's CRDs and EKS told about the cluster), Ready; it stops at cleanup.
-func (e *testEnv) startAWSProvider(t testing.TB) (sup *karpenter.Supervisor, health, metrics int, logFile string) {
-	t.Helper()
-	ctx := context.Background()
-	e.pauseLabKarpenter(t)
-	if err := karpenter.InstallCRDs(ctx, e.rest, karpenter.ProviderAWS); err != nil {
-		t.Fatal(err)
-	}
-	ext, err := apiextensions.NewForConfig(e.rest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "ec2nodeclasses.karpenter.k8s.aws", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The provider's schema has what the lab's lacks (spec.instanceProfile).
-	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["instanceProfile"]; !ok {
-		t.Errorf("the installed EC2NodeClass CRD is not the provider's: no spec.instanceProfile")
-	}
-	ca := e.rest.CAData
-	if len(ca) == 0 {
-		if b, err := os.ReadFile(e.rest.CAFile); err == nil {
-			ca = b
-		}
-	}
-	if err := e.srv.SetEKSCluster(eks.Cluster{Name: "karplab", Endpoint: e.rest.Host, Version: fakeec2.DefaultKubernetesVersion,
-		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca), ServiceIPv4CIDR: controlplane.ServiceCIDR, IPFamily: "ipv4",
-		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/karplab-eks-cluster-role"}); err != nil {
-		t.Fatalf("telling EKS about the cluster: %v", err)
-	}
-
-	// Both listeners held until both are chosen: two freePort calls may get the same port.
-	{
-		a, errA := net.Listen("tcp", "127.0.0.1:0")
-		b, errB := net.Listen("tcp", "127.0.0.1:0")
-		if errA != nil || errB != nil {
-			t.Fatal(errA, errB)
-		}
-		health, metrics = a.Addr().(*net.TCPAddr).Port, b.Addr().(*net.TCPAddr).Port
-		a.Close()
-		b.Close()
-	}
-	logFile = filepath.Join(e.dir, "karpenter-aws.log")
-	opts := karpenter.Options{Provider: karpenter.ProviderAWS, Kubeconfig: e.kubeconfig, ClusterEndpoint: e.rest.Host,
-		InterruptionQueue: "karplab", HealthProbePort: health, MetricsPort: metrics, LogLevel: "debug"}
-	sup = &karpenter.Supervisor{
-		Path: os.Args[0],
-		Args: opts.Args(),
-		Env: []string{
-			childEnv + "=karpenter",
-			"KUBECONFIG=" + e.kubeconfig,
-			"CLUSTER_NAME=karplab",
-			"CLUSTER_ENDPOINT=" + e.rest.Host,
-			"INTERRUPTION_QUEUE=karplab",
-			"AWS_ENDPOINT_URL=" + e.endpoint,
-			"AWS_REGION=eu-west-2",
-			"AWS_ACCESS_KEY_ID=" + karpenterKey,
-			"AWS_SECRET_ACCESS_KEY=secret",
-			"AWS_EC2_METADATA_DISABLED=true",
-		},
-		LogFile:    logFile,
-		MinBackoff: time.Second,
-	}
-	if err := sup.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sup.Stop(ctx) })
-	if err := e.waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), logFile); err != nil {
-		t.Fatal(err)
-	}
-	return sup, health, metrics, logFile
 }

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"github.com/karplab/karplab/cluster/karpenter"
-	apisv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -38,7 +38,7 @@ func TestIntegrationSeedScaleUpAndConsolidation(t *testing.T) {
 	ctx := context.Background()
 	e.applySeed(t)
 	t.Cleanup(func() { e.resetCluster(t, "ziba") })
-	class := &apisv1.EC2NodeClass{}
+	class := &awsv1.EC2NodeClass{}
 	if err := e.client.Get(ctx, client.ObjectKey{Name: "ziba-general"}, class); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestIntegrationDeniedPods(t *testing.T) {
 		why string
 	}{
 		{name: "zone-2d", selector: map[string]string{corev1.LabelTopologyZone: "eu-west-2d"}, cpu: "1", why: "eu-west-2d"},
-		{name: "category-p", selector: map[string]string{apisv1.LabelInstanceCategory: "p"}, cpu: "1", why: "instance-category"},
+		{name: "category-p", selector: map[string]string{awsv1.LabelInstanceCategory: "p"}, cpu: "1", why: "instance-category"},
 		// More CPU than the NodePool's limit of 200 (and than any instance type).
 		{name: "over-limits", cpu: "201", why: "cpu"},
 	}
@@ -381,8 +381,9 @@ func TestIntegrationKarpenterRestart(t *testing.T) {
 		// More instances than NodeClaims: the killed process launched one it never recorded.
 		t.Logf("%d instances launched around the kill, %d NodeClaims own instances after it", launched, len(e.nodeClaims(t)))
 	}()
-	// Every live instance belongs to a NodeClaim once the collector had its chance.
-	waitFor(t, 45*time.Second, time.Second, "no leaked instance", func() (bool, string) {
+	// Every live instance belongs to a NodeClaim once the provider's collector had its chance:
+	// it sweeps every 10s after a start and spares instances younger than 30s.
+	waitFor(t, 2*time.Minute, time.Second, "no leaked instance", func() (bool, string) {
 		owned := map[string]bool{}
 		for _, nc := range e.nodeClaims(t) {
 			if nc.Status.ProviderID != "" {
@@ -400,9 +401,9 @@ func TestIntegrationKarpenterRestart(t *testing.T) {
 	})
 }
 
-// TestIntegrationKWOKProvider runs Karpenter's stock kwok provider beside the lab's (as
+// TestIntegrationKWOKProvider runs Karpenter's stock kwok provider beside the real one (as
 // `karplab start --provider kwok` does, for comparison): a KWOKNodeClass NodePool gets Nodes
-// with no EC2 instance behind them, and the lab's provider launches nothing for it.
+// with no EC2 instance behind them, and the real provider launches nothing for it.
 func TestIntegrationKWOKProvider(t *testing.T) {
 	e := lab(t)
 	ctx := context.Background()
@@ -432,46 +433,69 @@ func TestIntegrationKWOKProvider(t *testing.T) {
 	}
 }
 
-// TestIntegrationUnauthorized: when EC2 denies CreateFleet (the lab's IAM-like policy), no
-// machine exists, the NodeClaim says Unauthorized on its Launched condition, and the
-// audit trail keeps the denial; once the policy allows it the pod runs.
+// TestIntegrationUnauthorized: when IAM denies the controller ec2:CreateFleet, the
+// provider's DryRun validation catches it before any launch: the EC2NodeClass says
+// ValidationSucceeded=False (CreateFleetAuthCheckFailed), no NodeClaim and no machine
+// exists, and the audit trail keeps the denied DryRun. Once the policy allows it and the
+// EC2NodeClass changes (the provider caches a validation for 30 minutes, keyed on the
+// EC2NodeClass and its annotations), it is Ready and the pod runs.
 func TestIntegrationUnauthorized(t *testing.T) {
 	e := lab(t)
 	ctx := context.Background()
 	e.applySeed(t)
-	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{
+	allowed := fakeec2.KarpenterControllerPolicy(karpenterKey)
+	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{allowed, {
 		Sid: "karpenter-may-not-launch", Callers: []string{karpenterKey}, DenyActions: []string{"CreateFleet"},
 	}}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = e.admin.SetPolicy(ctx, fakeec2.Policy{})
+		_ = e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{allowed}})
 		e.resetCluster(t, "ziba-denied-iam")
 	})
 	since := time.Now()
+	e.revalidate(t, "denied")
 	e.createDeployment(t, deployment("ziba-denied-iam", "ziba-render-worker", 1, "1", "6Gi", nil))
-	waitFor(t, 60*time.Second, 250*time.Millisecond, "a NodeClaim that failed to launch with reason Unauthorized", func() (bool, string) {
-		for _, nc := range e.nodeClaims(t) {
-			if c := nc.StatusConditions().Get(karpv1.ConditionTypeLaunched); c != nil && c.Reason == "Unauthorized" {
-				t.Logf("NodeClaim %s Launched=%s %s: %s", nc.Name, c.Status, c.Reason, c.Message)
-				return true, ""
-			}
+	waitFor(t, 60*time.Second, 250*time.Millisecond, "EC2NodeClass ValidationSucceeded=False (CreateFleetAuthCheckFailed)", func() (bool, string) {
+		class := &awsv1.EC2NodeClass{}
+		if err := e.client.Get(ctx, client.ObjectKey{Name: "ziba-general"}, class); err != nil {
+			return false, err.Error()
 		}
-		return false, fmt.Sprintf("%d NodeClaims, none Unauthorized yet", len(e.nodeClaims(t)))
+		c := class.StatusConditions().Get(awsv1.ConditionTypeValidationSucceeded)
+		if c == nil || !c.IsFalse() || c.Reason != "CreateFleetAuthCheckFailed" {
+			return false, fmt.Sprintf("ValidationSucceeded %+v", c)
+		}
+		t.Logf("EC2NodeClass ValidationSucceeded=False %s: %s", c.Reason, c.Message)
+		return true, ""
 	})
 	denied, err := e.admin.Audit(ctx, fakeec2.AuditQuery{Caller: karpenterKey, Action: "CreateFleet", ErrorCode: "UnauthorizedOperation", Since: since})
 	if err != nil || len(denied) == 0 {
 		t.Fatalf("audit trail: %v, %d denied CreateFleet calls, want some", err, len(denied))
 	}
 	t.Logf("audit: %s denied: %s", denied[0].Action, denied[0].DenialReason)
+	time.Sleep(5 * time.Second) // a batch window and more: still nothing launches
+	if n := len(e.nodeClaims(t)); n != 0 {
+		t.Errorf("%d NodeClaims while the EC2NodeClass is not valid, want none", n)
+	}
 	if live := e.liveInstances(t); len(live) != 0 {
 		t.Errorf("%d instances exist while CreateFleet is denied", len(live))
 	}
-	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{}); err != nil {
+	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{allowed}}); err != nil {
 		t.Fatal(err)
 	}
-	took := e.waitRunning(t, "ziba-denied-iam", "ziba-render-worker", 1, 90*time.Second)
-	t.Logf("pod Running %s after the policy allowed CreateFleet", took.Round(time.Millisecond))
+	fixed := time.Now()
+	e.revalidate(t, "allowed")
+	e.waitRunning(t, "ziba-denied-iam", "ziba-render-worker", 1, 2*time.Minute)
+	t.Logf("pod Running %s after the policy allowed CreateFleet", time.Since(fixed).Round(time.Millisecond))
+}
+
+// revalidate annotates the seed EC2NodeClass, which makes the provider validate it anew.
+func (e *testEnv) revalidate(t testing.TB, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"karplab.dev/revalidate":%q}}}`, value)
+	if _, err := e.dyn.Resource(nodeClassGVR).Patch(context.Background(), "ziba-general", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("annotating the EC2NodeClass: %v", err)
+	}
 }
 
 // startKWOKProvider runs Karpenter's stock kwok provider, Ready, with a KWOKNodeClass and
@@ -479,7 +503,7 @@ func TestIntegrationUnauthorized(t *testing.T) {
 func (e *testEnv) startKWOKProvider(t testing.TB) (logFile string) {
 	t.Helper()
 	ctx := context.Background()
-	health, err := freePort()
+	health, _, err := freePorts()
 	if err != nil {
 		t.Fatal(err)
 	}

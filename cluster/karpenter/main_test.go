@@ -2,6 +2,7 @@ package karpenter_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kubelet"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/eks"
 )
 
 // The test binary doubles as the supervised child: with childEnv set, TestMain runs the
@@ -43,7 +45,7 @@ const (
 
 // env is the lab the integration tests share: one control plane per test binary (its
 // components are process-global), the emulator, the simulated kubelet and a supervised
-// Karpenter child. nil under -short.
+// Karpenter child running the real karpenter-provider-aws. nil under -short.
 var env *testEnv
 
 type testEnv struct {
@@ -59,6 +61,8 @@ type testEnv struct {
 	admin       *fakeec2.AdminClient
 	kubelet     *kubelet.Kubelet
 	sup         *karpenter.Supervisor
+	health      int
+	metrics     int
 	healthURL   string
 	logFile     string
 	kubeconfig  string
@@ -160,23 +164,21 @@ func setup() (*testEnv, error) {
 	if e.dyn, err = dynamic.NewForConfig(e.rest); err != nil {
 		return e, err
 	}
-	// The lab's EC2NodeClass type: client-go's global scheme holds the real provider's for
-	// that kind (both are linked into this binary).
-	labScheme, err := karpenter.LabScheme()
-	if err != nil {
+	// client-go's global scheme holds the provider's EC2NodeClass (its package registers it).
+	if e.client, err = client.New(e.rest, client.Options{}); err != nil {
 		return e, err
 	}
-	if e.client, err = client.New(e.rest, client.Options{Scheme: labScheme}); err != nil {
-		return e, err
-	}
-	if err := karpenter.InstallCRDs(ctx, e.rest, karpenter.ProviderEC2); err != nil {
+	if err := karpenter.InstallCRDs(ctx, e.rest); err != nil {
 		return e, err
 	}
 	if _, err := karpenter.EnsureKubeDNS(ctx, e.rest, controlplane.KubeDNSIP); err != nil {
 		return e, err
 	}
 
-	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2"), InterruptionQueue: "karplab"})
+	// The account as the lab's daemon makes it: the interruption queue, and the controller's
+	// key bound by the getting-started stack's KarpenterControllerPolicy.
+	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2"), InterruptionQueue: "karplab",
+		DefaultPolicy: &fakeec2.Policy{Statements: []fakeec2.PolicyStatement{fakeec2.KarpenterControllerPolicy(karpenterKey)}}})
 	if err != nil {
 		return e, fmt.Errorf("starting the EC2 emulator: %w", err)
 	}
@@ -203,24 +205,25 @@ func setup() (*testEnv, error) {
 		}
 	}()
 
-	health, err := freePort()
-	if err != nil {
+	if err := e.tellEKS(); err != nil {
 		return e, err
 	}
-	e.healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
-	opts := karpenter.Options{
-		Kubeconfig:      kubeconfig,
-		HealthProbePort: health,
-		// Quick leak collection, so the restart test can see a leak cleaned up.
-		GCMinAge: 5 * time.Second,
-		GCPeriod: 2 * time.Second,
+	if e.health, e.metrics, err = freePorts(); err != nil {
+		return e, err
 	}
+	e.healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", e.health)
+	// The real karpenter-provider-aws, with the settings its Helm chart passes.
+	opts := karpenter.Options{Provider: karpenter.ProviderAWS, Kubeconfig: kubeconfig, ClusterEndpoint: e.rest.Host,
+		InterruptionQueue: "karplab", HealthProbePort: e.health, MetricsPort: e.metrics, LogLevel: "debug"}
 	e.sup = &karpenter.Supervisor{
 		Path: os.Args[0],
 		Args: opts.Args(),
 		Env: []string{
 			childEnv + "=karpenter",
 			"KUBECONFIG=" + kubeconfig,
+			"CLUSTER_NAME=karplab",
+			"CLUSTER_ENDPOINT=" + e.rest.Host,
+			"INTERRUPTION_QUEUE=karplab",
 			"AWS_ENDPOINT_URL=" + e.endpoint,
 			"AWS_REGION=eu-west-2",
 			"AWS_ACCESS_KEY_ID=" + karpenterKey,
@@ -307,13 +310,39 @@ func logTail(file string, lines int) string {
 	return "--- " + filepath.Base(file) + " (tail) ---\n" + strings.Join(all, "\n")
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// freePorts picks two free loopback ports, both listeners held until both are chosen (two
+// separate picks may get the same port).
+func freePorts() (int, int, error) {
+	a, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	defer a.Close()
+	b, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer b.Close()
+	return a.Addr().(*net.TCPAddr).Port, b.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tellEKS registers the cluster in the emulator's EKS, as on AWS: the provider reads its
+// endpoint, CA, service CIDR and version there.
+func (e *testEnv) tellEKS() error {
+	ca := e.rest.CAData
+	if len(ca) == 0 {
+		b, err := os.ReadFile(e.rest.CAFile)
+		if err != nil {
+			return err
+		}
+		ca = b
+	}
+	if err := e.srv.SetEKSCluster(eks.Cluster{Name: "karplab", Endpoint: e.rest.Host, Version: fakeec2.DefaultKubernetesVersion,
+		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca), ServiceIPv4CIDR: controlplane.ServiceCIDR, IPFamily: "ipv4",
+		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/karplab-eks-cluster-role"}); err != nil {
+		return fmt.Errorf("telling EKS about the cluster: %w", err)
+	}
+	return nil
 }
 
 // lab returns the shared lab, skipping the test under -short.

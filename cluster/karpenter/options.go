@@ -6,14 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 )
 
 // Providers Run can start.
 const (
-	// ProviderEC2 is the lab's provider: EC2NodeClass NodePools, machines from the emulator.
-	ProviderEC2 = "ec2"
 	// ProviderKWOK is Karpenter's stock kwok provider (KWOKNodeClass, Nodes without EC2), for
 	// side-by-side comparison.
 	ProviderKWOK = "kwok"
@@ -26,22 +23,18 @@ const (
 // line of `karplab internal karpenter` and back, so the daemon's Supervisor and the child
 // agree on them.
 type Options struct {
-	// Provider is ProviderEC2 (default), ProviderKWOK or ProviderAWS.
+	// Provider is ProviderAWS (default) or ProviderKWOK.
 	Provider string
 	// ClusterName tags resources kubernetes.io/cluster/<name>=owned; default "karplab".
 	ClusterName string
 	// Kubeconfig is the admin kubeconfig of the lab's API server; empty means $KUBECONFIG.
 	Kubeconfig string
-	// ClusterEndpoint is the API server URL written into node user data; empty means the
-	// kubeconfig's server.
+	// ClusterEndpoint is the API server URL the provider writes into node user data
+	// (CLUSTER_ENDPOINT); empty means the kubeconfig's server.
 	ClusterEndpoint string
-	// ClusterDNS is the kubelet clusterDNS written into node user data (optional).
-	ClusterDNS []string
 	// InterruptionQueue is the SQS queue the real provider reads EC2's events from
 	// (ProviderAWS only; empty disables interruption handling, as in the provider).
 	InterruptionQueue string
-	// Region is the EC2 region; empty means $AWS_REGION, else eu-west-2.
-	Region string
 	// BatchIdleDuration and BatchMaxDuration are Karpenter's provisioning batch window
 	// (defaults 1s and 10s, Karpenter's own).
 	BatchIdleDuration time.Duration
@@ -58,9 +51,6 @@ type Options struct {
 	LogLevel string
 	// FeatureGates is passed to Karpenter's --feature-gates as is (e.g. "SpotToSpotConsolidation=true").
 	FeatureGates string
-	// GCMinAge and GCPeriod tune the leaked-instance collector (defaults 30s and 10s/2m).
-	GCMinAge time.Duration
-	GCPeriod time.Duration
 
 	// Logger receives Run's own messages (Karpenter logs to stdout itself); not a flag.
 	Logger *slog.Logger
@@ -68,7 +58,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Provider == "" {
-		o.Provider = ProviderEC2
+		o.Provider = ProviderAWS
 	}
 	if o.ClusterName == "" {
 		o.ClusterName = "karplab"
@@ -90,9 +80,9 @@ func (o Options) withDefaults() Options {
 
 func (o Options) validate() error {
 	switch o.Provider {
-	case ProviderEC2, ProviderKWOK, ProviderAWS:
+	case ProviderAWS, ProviderKWOK:
 	default:
-		return fmt.Errorf("unknown provider %q: want %q, %q or %q", o.Provider, ProviderEC2, ProviderKWOK, ProviderAWS)
+		return fmt.Errorf("unknown provider %q: want %q or %q", o.Provider, ProviderAWS, ProviderKWOK)
 	}
 	switch o.LogLevel {
 	case "debug", "info", "error":
@@ -108,16 +98,11 @@ func (o Options) validate() error {
 func (o *Options) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("karpenter", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.Provider, "provider", o.Provider, "ec2, kwok or aws")
+	fs.StringVar(&o.Provider, "provider", o.Provider, "aws or kwok")
 	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "cluster name")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig path")
 	fs.StringVar(&o.ClusterEndpoint, "cluster-endpoint", o.ClusterEndpoint, "API server URL for nodes")
-	fs.Func("cluster-dns", "kubelet clusterDNS (comma separated)", func(s string) error {
-		o.ClusterDNS = splitList(s)
-		return nil
-	})
 	fs.StringVar(&o.InterruptionQueue, "interruption-queue", o.InterruptionQueue, "SQS interruption queue name (aws)")
-	fs.StringVar(&o.Region, "region", o.Region, "EC2 region")
 	fs.DurationVar(&o.BatchIdleDuration, "batch-idle-duration", o.BatchIdleDuration, "batch idle duration")
 	fs.DurationVar(&o.BatchMaxDuration, "batch-max-duration", o.BatchMaxDuration, "batch max duration")
 	fs.IntVar(&o.MetricsPort, "metrics-port", o.MetricsPort, "metrics port (0: any)")
@@ -126,8 +111,6 @@ func (o *Options) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "lease namespace")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info or error")
 	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "Karpenter feature gates")
-	fs.DurationVar(&o.GCMinAge, "gc-min-age", o.GCMinAge, "leaked instance minimum age")
-	fs.DurationVar(&o.GCPeriod, "gc-period", o.GCPeriod, "leaked instance sweep period")
 	return fs
 }
 
@@ -167,9 +150,7 @@ func (o Options) Args() []string {
 	str("cluster-name", o.ClusterName)
 	str("kubeconfig", o.Kubeconfig)
 	str("cluster-endpoint", o.ClusterEndpoint)
-	str("cluster-dns", strings.Join(o.ClusterDNS, ","))
 	str("interruption-queue", o.InterruptionQueue)
-	str("region", o.Region)
 	dur("batch-idle-duration", o.BatchIdleDuration)
 	dur("batch-max-duration", o.BatchMaxDuration)
 	num("metrics-port", o.MetricsPort)
@@ -180,8 +161,6 @@ func (o Options) Args() []string {
 	str("leader-election-namespace", o.LeaderElectionNamespace)
 	str("log-level", o.LogLevel)
 	str("feature-gates", o.FeatureGates)
-	dur("gc-min-age", o.GCMinAge)
-	dur("gc-period", o.GCPeriod)
 	return args
 }
 
@@ -212,14 +191,4 @@ func (o Options) karpenterArgs() []string {
 		}
 	}
 	return args
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -17,10 +17,9 @@ func TestArgsRoundTrip(t *testing.T) {
 		{name: "zero", opts: Options{}},
 		{name: "everything", opts: Options{
 			Provider: ProviderKWOK, ClusterName: "lab2", Kubeconfig: "/tmp/kc", ClusterEndpoint: "https://127.0.0.1:6443",
-			ClusterDNS: []string{"10.96.0.10", "10.96.0.11"}, Region: "eu-west-2",
 			BatchIdleDuration: 500 * time.Millisecond, BatchMaxDuration: 3 * time.Second,
 			MetricsPort: 18080, HealthProbePort: 18081, LeaderElection: true, LeaderElectionNamespace: "karpenter",
-			LogLevel: "debug", FeatureGates: "SpotToSpotConsolidation=true", GCMinAge: 5 * time.Second, GCPeriod: 2 * time.Second,
+			LogLevel: "debug", FeatureGates: "SpotToSpotConsolidation=true",
 		}},
 		{name: "aws", opts: Options{Provider: ProviderAWS, ClusterName: "karplab", InterruptionQueue: "karplab"}},
 	}

@@ -275,6 +275,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{name: "unknown backend", args: []string{"start", "--backend", "minikube"}, want: `unknown backend "minikube"`},
 		{name: "unknown provider", args: []string{"start", "--provider", "gcp"}, want: `unknown provider "gcp"`},
+		{name: "retired provider", args: []string{"start", "--provider", "ec2"}, want: `is retired: use --provider aws`},
 		{name: "unknown flag", args: []string{"start", "--nope"}, want: "flag provided but not defined"},
 		{name: "kind without docker engine", args: []string{"start", "--backend", "kind"}, want: "Docker"},
 	}

@@ -12,7 +12,7 @@ import (
 
 	// Registers the provider's instance labels (instance-category, -generation, ...) as
 	// well known, as the lab's Karpenter does, so an undefined one means "any value".
-	awsv1 "github.com/karplab/karplab/cluster/karpenter/apis/v1"
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 )
 
 func checkLimits(p Pool) (Finding, bool) {

@@ -18,8 +18,8 @@ func internalCommand() *cli.Command {
 		Hidden: true,
 		Subcommands: []*cli.Command{{
 			Name:      "karpenter",
-			Usage:     "run Karpenter's controllers with the lab's cloud provider until SIGTERM",
-			ArgsUsage: "[--provider ec2|aws|kwok] [--kubeconfig PATH] [--cluster-name NAME] [--batch-idle-duration D] ...",
+			Usage:     "run Karpenter's controllers (the real karpenter-provider-aws, or kwok) until SIGTERM",
+			ArgsUsage: "[--provider aws|kwok] [--kubeconfig PATH] [--cluster-name NAME] [--batch-idle-duration D] ...",
 			// The flags are package karpenter's (Options.Args renders them for the Supervisor).
 			SkipFlagParsing: true,
 			Action: func(c *cli.Context) error {

@@ -16,7 +16,7 @@ import (
 func startFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "backend", Value: "embedded", Usage: "Kubernetes backend: embedded (in-process control plane, no Docker) or kind (needs a Docker engine)"},
-		&cli.StringFlag{Name: "provider", Value: "aws", Usage: "Karpenter cloud provider: aws (the real karpenter-provider-aws v1.15.0 on the emulated AWS account), ec2 (the lab's older model of it) or kwok (Karpenter's stock kwok provider, no EC2: the floor to compare with)"},
+		&cli.StringFlag{Name: "provider", Value: "aws", Usage: "Karpenter cloud provider: aws (the real karpenter-provider-aws v1.15.0 on the emulated AWS account) or kwok (Karpenter's stock kwok provider, no EC2: the floor to compare with)"},
 		&cli.StringFlag{Name: "ec2-addr", Value: cluster.DefaultEC2Addr, Usage: "listen address of the EC2 API emulator"},
 		&cli.DurationFlag{Name: "boot-delay", Value: cluster.DefaultBootDelay, Usage: "how long an emulated instance stays pending before it runs"},
 	}
