@@ -249,28 +249,34 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 
 	k.log.Info("simulated kubelet fleet started", "cluster", k.opts.ClusterName, "poll", k.opts.PollInterval)
-	t := time.NewTicker(k.opts.PollInterval)
-	defer t.Stop()
 	for {
-		k.sync(ctx, &wg)
+		wait := k.opts.PollInterval
+		if k.sync(ctx, &wg) {
+			// A machine boots the moment EC2 says running, not on the next poll.
+			wait = min(wait, pendingPollInterval)
+		}
 		select {
 		case <-ctx.Done():
 			k.log.Info("simulated kubelet fleet stopping")
 			return nil
-		case <-t.C:
+		case <-time.After(wait):
 		}
 	}
 }
 
+// pendingPollInterval is how often EC2 is polled while an instance of the cluster is pending.
+const pendingPollInterval = 200 * time.Millisecond
+
 // sync reconciles the fleet with one DescribeInstances: a kubelet boots on every instance newly
-// running, and stops on every instance no longer pending or running.
-func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) {
+// running, and stops on every instance no longer pending or running. It reports whether an
+// instance is still pending.
+func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) (pending bool) {
 	insts, err := clusterInstances(ctx, k.opts.EC2, k.opts.ClusterName)
 	if err != nil {
 		if ctx.Err() == nil {
 			k.log.Warn("polling EC2 for instances", "err", err)
 		}
-		return // without an answer, nothing is known to have stopped
+		return false // without an answer, nothing is known to have stopped
 	}
 	now := time.Now()
 	k.mu.Lock()
@@ -292,6 +298,7 @@ func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) {
 		if inst.Placement != nil {
 			st.status.Zone = deref(inst.Placement.AvailabilityZone)
 		}
+		pending = pending || inst.State.Name == ec2types.InstanceStateNamePending
 		if inst.State.Name == ec2types.InstanceStateNameRunning && st.status.Phase == PhasePending {
 			st.status.Phase = PhaseBooting
 			st.status.RunningSince = now
@@ -313,6 +320,7 @@ func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		delete(k.instances, id)
 	}
+	return pending
 }
 
 // bootstrapError is a bootstrap failure no retry can fix: the node never registers. console
