@@ -37,6 +37,7 @@ import (
 
 var (
 	nodePoolGVR  = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	nodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 	nodeClassGVR = schema.GroupVersionResource{Group: awsapis.Group, Version: "v1", Resource: "ec2nodeclasses"}
 )
 
