@@ -136,22 +136,26 @@ type InstanceRow struct {
 
 // VolumeRow is one EBS volume launched with an instance.
 type VolumeRow struct {
-	ID                  string            `json:"id"`
-	SizeGiB             int32             `json:"sizeGiB,omitempty"`
-	Type                string            `json:"type,omitempty"`
-	Encrypted           *bool             `json:"encrypted,omitempty"` // nil: no longer describable
-	DeleteOnTermination *bool             `json:"deleteOnTermination,omitempty"`
-	Deleted             bool              `json:"deleted"`
-	Tags                map[string]string `json:"tags,omitempty"`
-	CostUSD             float64           `json:"costUSD"`
+	ID                  string `json:"id"`
+	SizeGiB             int32  `json:"sizeGiB,omitempty"`
+	Type                string `json:"type,omitempty"`
+	Encrypted           *bool  `json:"encrypted,omitempty"` // nil: no longer describable
+	DeleteOnTermination *bool  `json:"deleteOnTermination,omitempty"`
+	Deleted             bool   `json:"deleted"`
+	// Outlived: the instance is terminated and the volume still exists (and bills).
+	Outlived bool              `json:"outlived,omitempty"`
+	Tags     map[string]string `json:"tags,omitempty"`
+	CostUSD  float64           `json:"costUSD"`
 }
 
 // ENIRow is an instance's network interface.
 type ENIRow struct {
-	ID        string            `json:"id"`
-	PrivateIP string            `json:"privateIp,omitempty"`
-	Deleted   bool              `json:"deleted"`
-	Tags      map[string]string `json:"tags,omitempty"`
+	ID        string `json:"id"`
+	PrivateIP string `json:"privateIp,omitempty"`
+	Deleted   bool   `json:"deleted"`
+	// Outlived: the instance is terminated and the interface still exists (and holds its IP).
+	Outlived bool              `json:"outlived,omitempty"`
+	Tags     map[string]string `json:"tags,omitempty"`
 }
 
 // DeniedPod is a workload pod waiting with no node: the quoted mismatch that explains it, and
@@ -493,6 +497,8 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 		enis    []string
 	}
 	launches := map[string]*launch{}
+	// Disks and interfaces attached after launch (AttachVolume, AttachNetworkInterface).
+	attached := map[string][]string{}
 	terminations := map[string]fakeec2.AuditEvent{}
 	for _, e := range s.Audit {
 		if e.ErrorCode != "" {
@@ -511,6 +517,10 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 				case strings.HasPrefix(id, "eni-") && current != nil:
 					current.enis = append(current.enis, id)
 				}
+			}
+		case "AttachVolume", "AttachNetworkInterface":
+			if id, what := e.Parameters["InstanceId"], e.Parameters["VolumeId"]+e.Parameters["NetworkInterfaceId"]; id != "" && what != "" {
+				attached[id] = append(attached[id], what)
 			}
 		case "TerminateInstances", fakeec2.ActionBidEvicted: // a caller's, or EC2 reclaiming spot
 			for _, id := range e.Terminated {
@@ -561,6 +571,14 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 		for _, ni := range in.NetworkInterfaces {
 			eniIDs = appendNew(eniIDs, aws.ToString(ni.NetworkInterfaceId))
 		}
+		for _, later := range attached[id] {
+			if strings.HasPrefix(later, "vol-") {
+				volIDs = appendNew(volIDs, later)
+			} else {
+				eniIDs = appendNew(eniIDs, later)
+			}
+		}
+		ended := in.State != nil && in.State.Name == ec2types.InstanceStateNameTerminated
 		for _, vid := range volIDs {
 			vr := VolumeRow{ID: vid, Deleted: true}
 			if l, ok := ledger[vid]; ok {
@@ -580,6 +598,7 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 					vr.DeleteOnTermination = bd.Ebs.DeleteOnTermination
 				}
 			}
+			vr.Outlived = ended && !vr.Deleted
 			row.Volumes = append(row.Volumes, vr)
 		}
 		for _, nid := range eniIDs {
@@ -587,6 +606,7 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 			if n, ok := enis[nid]; ok {
 				er.Deleted, er.PrivateIP, er.Tags = false, aws.ToString(n.PrivateIpAddress), tagMap(n.TagSet)
 			}
+			er.Outlived = ended && !er.Deleted
 			row.ENIs = append(row.ENIs, er)
 		}
 		rows = append(rows, row)

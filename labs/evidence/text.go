@@ -40,10 +40,10 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 		launched := r.LaunchTime
 		var vols, enis []string
 		for _, v := range r.Volumes {
-			vols = append(vols, fmt.Sprintf("%s %dGiB %s %s%s", v.ID, v.SizeGiB, v.Type, encryption(v.Encrypted), gone(v.Deleted)))
+			vols = append(vols, fmt.Sprintf("%s %dGiB %s %s%s", v.ID, v.SizeGiB, v.Type, encryption(v.Encrypted), fate(v.Deleted, v.Outlived)))
 		}
 		for _, n := range r.ENIs {
-			enis = append(enis, n.ID+gone(n.Deleted))
+			enis = append(enis, n.ID+fate(n.Deleted, n.Outlived))
 		}
 		p("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4f\t$%.6f\n", r.ID, r.Type, r.Zone, r.CapacityType, r.State, rel(&launched), rel(r.TerminatedAt),
 			strings.Join(vols, "; "), strings.Join(enis, "; "), r.PricePerHour, r.CostUSD)
@@ -123,9 +123,13 @@ func orNone(s string) string {
 	return s
 }
 
-func gone(deleted bool) string {
-	if deleted {
+// fate is what became of an instance's volume or interface.
+func fate(deleted, outlived bool) string {
+	switch {
+	case deleted:
 		return " (deleted)"
+	case outlived:
+		return " (OUTLIVED the instance)"
 	}
 	return ""
 }
