@@ -1,10 +1,17 @@
 package labs
 
 import (
+	"encoding/base64"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/karplab/karplab/cluster"
 )
 
 func TestIntegrationBootstrapFailureSolutionPasses(t *testing.T) {
@@ -38,5 +45,24 @@ func TestIntegrationBootstrapFailureExerciseFails(t *testing.T) {
 	want := []string{"userdata-fixed", "stuck-nodeclaims-gone", "workload-running", "chain-complete", "timestamps-ordered"}
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	// The README's `aws ec2 get-console-output --latest`: a stuck machine's console names the
+	// failed user-data part, as cloud-init prints it (the CLI decodes the base64).
+	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
+	running, err := learner.DescribeInstances(t.Context(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:karpenter.sh/nodepool"), Values: []string{generalPool}},
+		{Name: aws.String("instance-state-name"), Values: []string{"running"}},
+	}})
+	if err != nil || len(running.Reservations) == 0 {
+		t.Fatalf("running instances: %v, %d reservations", err, len(running.Reservations))
+	}
+	id := running.Reservations[0].Instances[0].InstanceId
+	co, err := learner.GetConsoleOutput(t.Context(), &ec2.GetConsoleOutputInput{InstanceId: id, Latest: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	console, err := base64.StdEncoding.DecodeString(aws.ToString(co.Output))
+	if err != nil || !strings.Contains(string(console), "Failed running /var/lib/cloud/instance/scripts/part-001") {
+		t.Errorf("console of %s (%v) does not name the failed user-data part:\n%s", aws.ToString(id), err, console)
 	}
 }

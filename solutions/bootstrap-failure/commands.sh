@@ -15,9 +15,11 @@ karplab evidence
 aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general \
   --query 'Reservations[].Instances[].[InstanceId,State.Name,PrivateDnsName,Tags[?Key==`karpenter.sh/nodeclaim`]|[0].Value]' --output text
 
-# 3. What those instances ran at boot: the MIME user data, custom script first.
+# 3. What the machine printed at boot (cloud-init names the user-data part that failed),
+#    then what it ran: the MIME user data, custom script first.
 id=$(aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general Name=instance-state-name,Values=running \
   --query 'Reservations[0].Instances[0].InstanceId' --output text)
+aws ec2 get-console-output --instance-id "$id" --latest --query Output --output text
 aws ec2 describe-instance-attribute --instance-id "$id" --attribute userData --query UserData.Value --output text | base64 -d
 
 # 4. Fix the EC2NodeClass (nodeclass.yaml: the debug hook's `exit 1` removed).
