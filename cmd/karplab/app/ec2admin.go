@@ -112,7 +112,7 @@ func ec2AuditCommand() *cli.Command {
 func ec2BillingCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "billing",
-		Usage: "the billing ledger: every instance and volume, its price, running time and accrued cost",
+		Usage: "the billing ledger: every instance, volume and snapshot, its price, running time and accrued cost",
 		Flags: []cli.Flag{
 			endpointFlag(),
 			&cli.StringFlag{Name: "by-tag", Usage: "group the cost by this tag `KEY` (e.g. application, environment, owner)"},
