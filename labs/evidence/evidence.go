@@ -27,6 +27,8 @@ type Evidence struct {
 	Instances  []InstanceRow  `json:"instances"`
 	// Leaks are instances tagged for the cluster that run with no NodeClaim behind them.
 	Leaks []Leak `json:"leaks,omitempty"`
+	// Unattached are the cluster's volumes, snapshots and interfaces no live instance uses.
+	Unattached []UnattachedRow `json:"unattached,omitempty"`
 	// Denied are the workload pods that wait with no machine, with the mismatch that says why.
 	Denied []DeniedPod `json:"denied,omitempty"`
 	// Launches are the CreateFleet and RunInstances calls in the audit trail, denials included.
@@ -319,6 +321,7 @@ func CorrelateHistory(h *History, s *Snapshot) *Evidence {
 		ev.Pods = append(ev.Pods, row)
 	}
 	ev.Leaks = findLeaks(ev, h)
+	ev.Unattached = findUnattached(s, ev.Instances)
 	ev.Denied = deniedPods(ev)
 	ev.Cost = costOf(s.Billing)
 	return ev

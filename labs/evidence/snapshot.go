@@ -34,6 +34,8 @@ type Snapshot struct {
 	Instances []ec2types.Instance         `json:"instances"`
 	Volumes   []ec2types.Volume           `json:"volumes"`
 	ENIs      []ec2types.NetworkInterface `json:"enis"`
+	// EBSSnapshots are the account's own EBS snapshots (nil in snapshots older than them).
+	EBSSnapshots []ec2types.Snapshot `json:"ebsSnapshots,omitempty"`
 	// Policy is the emulator's IAM-like policy in force (nil in snapshots older than it).
 	Policy *fakeec2.Policy `json:"policy,omitempty"`
 	// PDBs are the PodDisruptionBudgets as they are now (the recorder keeps no history of them).
@@ -106,6 +108,14 @@ func Take(ctx context.Context, src Sources) (*Snapshot, error) {
 			return nil, fmt.Errorf("describing network interfaces: %w", err)
 		}
 		s.ENIs = append(s.ENIs, page.NetworkInterfaces...)
+	}
+	snaps := ec2.NewDescribeSnapshotsPaginator(src.EC2, &ec2.DescribeSnapshotsInput{OwnerIds: []string{"self"}, MaxResults: aws.Int32(1000)})
+	for snaps.HasMorePages() {
+		page, err := snaps.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describing snapshots: %w", err)
+		}
+		s.EBSSnapshots = append(s.EBSSnapshots, page.Snapshots...)
 	}
 	pdbs, err := src.Kube.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
 	if err != nil {

@@ -73,6 +73,13 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 			p("%s\t%s\t%s\t$%.6f\n", l.InstanceID, dash(l.NodeClaim), rel(&since), l.CostUSD)
 		}
 	}
+	if len(ev.Unattached) > 0 {
+		p("\nUNATTACHED (%s)\tDETAIL\tLAST INSTANCE\tUNUSED SINCE\tUSD/H\tCOST\n", UnattachedSummary(ev.Unattached))
+		for _, u := range ev.Unattached {
+			since := u.Since
+			p("%s %s\t%s\t%s\t%s\t%.6f\t$%.6f\n", u.Kind, u.ID, u.Detail, dash(u.LastInstance), rel(&since), u.PricePerHour, u.CostUSD)
+		}
+	}
 	p("\nCOST BY TAG\tVALUE\tUSD\tRESOURCES\n")
 	for _, key := range CostTagKeys {
 		for _, g := range ev.Cost.ByTag[key] {
