@@ -111,9 +111,22 @@ func (l *Lab) Check(ctx context.Context, e *Env) (*Report, error) {
 
 // GradeSnapshot grades a snapshot (e may be nil offline).
 func (l *Lab) GradeSnapshot(ctx context.Context, e *Env, snap *evidence.Snapshot) *Report {
+	return newReport(l, snap.TakenAt, l.Grade(newGrading(ctx, e, snap)))
+}
+
+func newGrading(ctx context.Context, e *Env, snap *evidence.Snapshot) *Grading {
 	h := evidence.DecodeHistory(snap.History)
-	g := &Grading{Snapshot: snap, Evidence: evidence.CorrelateHistory(h, snap), hist: h, Env: e, Ctx: ctx}
-	return newReport(l, snap.TakenAt, l.Grade(g))
+	return &Grading{Snapshot: snap, Evidence: evidence.CorrelateHistory(h, snap), hist: h, Env: e, Ctx: ctx}
+}
+
+// grading reads both control planes as they are now, for staging that waits on what the
+// graders will see.
+func (e *Env) grading(ctx context.Context) (*Grading, error) {
+	snap, err := e.TakeSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newGrading(ctx, e, snap), nil
 }
 
 // readManifests reads and decodes every YAML file of a directory of fsys, in name order.

@@ -65,6 +65,8 @@ func TestGoldenEvidence(t *testing.T) {
 		{name: "interruption-exercise"},
 		{name: "amidrift-solution"},
 		{name: "amidrift-exercise"},
+		{name: "orphaned-solution"},
+		{name: "orphaned-exercise"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,81 @@
+package labs
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/karplab/karplab/cluster"
+)
+
+func TestIntegrationOrphanedStorageSolutionPasses(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(orphanedLab)
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 3 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, time.Minute)
+	keepSnapshot(t, e, "orphaned-solution")
+	if !r.Passed {
+		t.Fatalf("the solution does not pass:\n%s", reportText(r))
+	}
+	swept := strings.Join(r.Checks[1].Evidence, "\n")
+	for _, kind := range []string{"volume vol-", "snapshot snap-", "network-interface eni-"} {
+		if !strings.Contains(swept, kind) {
+			t.Errorf("want a %s deleted among the orphans:\n%s", kind, reportText(r))
+		}
+	}
+	if !strings.Contains(swept, "by you") {
+		t.Errorf("want the orphans deleted by the learner:\n%s", reportText(r))
+	}
+}
+
+// The untouched exercise fails on what is left; a learner who deletes the backup of a disk
+// a running machine still uses fails in-use-kept too.
+func TestIntegrationOrphanedStorageExerciseFails(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(orphanedLab)
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 3 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Check(t.Context(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"nothing-unattached", "orphans-billing-stopped", "nodeclass-deletes-volumes"}
+	if diff := cmp.Diff(want, r.Failed()); diff != "" {
+		t.Errorf("failed checks of the untouched exercise (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	left := r.Checks[1].Evidence
+	for _, kind := range []string{"volume vol-", "snapshot snap-", "network-interface eni-"} {
+		if !strings.Contains(strings.Join(left, "\n"), kind) {
+			t.Errorf("want a %s left unattached:\n%s", kind, reportText(r))
+		}
+	}
+
+	// The wrong sweep: every snapshot of the cluster, the live machine's backup included.
+	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
+	snaps, err := learner.DescribeSnapshots(t.Context(), &ec2.DescribeSnapshotsInput{OwnerIds: []string{"self"},
+		Filters: []ec2types.Filter{{Name: aws.String("tag:" + clusterOwnedTag), Values: []string{"owned"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range snaps.Snapshots {
+		if _, err := learner.DeleteSnapshot(t.Context(), &ec2.DeleteSnapshotInput{SnapshotId: s.SnapshotId}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, err = l.Check(t.Context(), e); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "in-use-kept")
+	if diff := cmp.Diff(want, r.Failed()); diff != "" {
+		t.Errorf("failed checks after deleting a live disk's backup (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	keepSnapshot(t, e, "orphaned-exercise")
+}
