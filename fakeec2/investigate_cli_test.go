@@ -58,7 +58,7 @@ func TestInvestigateCLI(t *testing.T) {
 			run("ec2", "wait", "instance-running", "--instance-ids", iid)
 
 			vol := run("ec2", "create-volume", "--availability-zone", "eu-west-2a", "--size", "20", "--volume-type", "gp3",
-				"--tag-specifications", "ResourceType=volume,Tags=[{Key=Name,Value=cli}]")
+				"--tag-specifications", "ResourceType=volume,Tags=[{Key=Name,Value=cli},{Key=kubernetes.io/cluster/karplab,Value=owned}]")
 			vid := str(vol, "VolumeId")
 			if str(vol, "State") != "creating" {
 				t.Errorf("create-volume: %v", vol)
@@ -71,7 +71,8 @@ func TestInvestigateCLI(t *testing.T) {
 			}
 			run("ec2", "wait", "volume-in-use", "--volume-ids", vid)
 			fails("VolumeInUse", "ec2", "delete-volume", "--volume-id", vid)
-			snap := run("ec2", "create-snapshot", "--volume-id", vid, "--description", "cli")
+			snap := run("ec2", "create-snapshot", "--volume-id", vid, "--description", "cli",
+				"--tag-specifications", "ResourceType=snapshot,Tags=[{Key=kubernetes.io/cluster/karplab,Value=owned}]")
 			run("ec2", "wait", "snapshot-completed", "--snapshot-ids", str(snap, "SnapshotId"))
 			ds := run("ec2", "describe-snapshots", "--owner-ids", "self")
 			if n := len(ds["Snapshots"].([]any)); n < 1 {
@@ -79,6 +80,20 @@ func TestInvestigateCLI(t *testing.T) {
 			}
 			run("ec2", "detach-volume", "--volume-id", vid)
 			run("ec2", "wait", "volume-available", "--volume-ids", vid)
+			// The orphaned-storage lab's finding commands.
+			owned := "Name=tag:kubernetes.io/cluster/karplab,Values=owned"
+			found := func(key, field, want string, args ...string) {
+				t.Helper()
+				var ids []string
+				for _, item := range run(args...)[key].([]any) {
+					ids = append(ids, str(item.(map[string]any), field))
+				}
+				if len(ids) != 1 || ids[0] != want {
+					t.Errorf("aws %s: found %v, want [%s]", strings.Join(args, " "), ids, want)
+				}
+			}
+			found("Volumes", "VolumeId", vid, "ec2", "describe-volumes", "--filters", owned, "Name=status,Values=available")
+			found("Snapshots", "SnapshotId", str(snap, "SnapshotId"), "ec2", "describe-snapshots", "--owner-ids", "self", "--filters", owned)
 			run("ec2", "delete-volume", "--volume-id", vid)
 			run("ec2", "wait", "volume-deleted", "--volume-ids", vid)
 			run("ec2", "delete-snapshot", "--snapshot-id", str(snap, "SnapshotId"))
@@ -104,6 +119,10 @@ func TestInvestigateCLI(t *testing.T) {
 			an := run("ec2", "attach-network-interface", "--network-interface-id", eid, "--instance-id", iid, "--device-index", "1")
 			fails("InvalidNetworkInterface.InUse", "ec2", "delete-network-interface", "--network-interface-id", eid)
 			run("ec2", "detach-network-interface", "--attachment-id", str(an, "AttachmentId"))
+			run("ec2", "wait", "network-interface-available", "--network-interface-ids", eid)
+			run("ec2", "create-tags", "--resources", eid, "--tags", "Key=cluster.k8s.amazonaws.com/name,Value=karplab")
+			found("NetworkInterfaces", "NetworkInterfaceId", eid, "ec2", "describe-network-interfaces",
+				"--filters", "Name=tag:cluster.k8s.amazonaws.com/name,Values=karplab", "Name=status,Values=available")
 			run("ec2", "delete-network-interface", "--network-interface-id", eid)
 			fails("InvalidInstanceType", "ec2", "describe-instance-types", "--instance-types", "m6i.large", "m9z.huge")
 			run("ec2", "terminate-instances", "--instance-ids", iid)
