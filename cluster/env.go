@@ -50,9 +50,13 @@ func ShellExports(vars []string) string {
 	return b.String()
 }
 
-// writeEnvFile writes the shell exports to $KARPLAB_HOME/env for `source`.
+// writeEnvFile writes the shell exports to $KARPLAB_HOME/env for `source`, and the aws
+// wrapper they put on PATH.
 func (h Home) writeEnvFile(ec2Endpoint string) error {
+	if err := h.WriteAWSWrapper(); err != nil {
+		return err
+	}
 	content := "# karplab: point kubectl and the aws CLI at the lab. Use: source " + h.EnvFile() + "\n" +
-		ShellExports(EnvVars(h, ec2Endpoint))
+		ShellEnv(h, ec2Endpoint)
 	return os.WriteFile(h.EnvFile(), []byte(content), 0o600)
 }

@@ -14,7 +14,9 @@ func envCommand() *cli.Command {
 		Usage: "print shell exports that point kubectl and the aws CLI at the lab",
 		Description: `Use it as: eval "$(karplab env)"
 It sets KUBECONFIG, AWS_ENDPOINT_URL, AWS_REGION and dummy AWS credentials, so the course's
-kubectl and aws commands work verbatim against the lab.`,
+kubectl and aws commands work verbatim against the lab. It also puts $KARPLAB_HOME/bin first
+on PATH: its aws wrapper passes the endpoint as --endpoint-url to your aws CLI, because aws
+CLI v2 before 2.13 (Debian 12's) and v1 before 1.29 ignore AWS_ENDPOINT_URL.`,
 		Action: func(c *cli.Context) error {
 			home, err := cluster.DefaultHome()
 			if err != nil {
@@ -24,7 +26,10 @@ kubectl and aws commands work verbatim against the lab.`,
 			if st, err := home.ReadState(); err == nil && st.EC2Endpoint != "" {
 				endpoint = st.EC2Endpoint
 			}
-			fmt.Fprint(c.App.Writer, cluster.ShellExports(cluster.EnvVars(home, endpoint)))
+			if err := home.WriteAWSWrapper(); err != nil {
+				return err
+			}
+			fmt.Fprint(c.App.Writer, cluster.ShellEnv(home, endpoint))
 			return nil
 		},
 	}

@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/karplab/karplab/fakeec2"
+)
+
+// evalEnv runs script in sh after eval'ing the lab's env file twice (as a learner's shell
+// profile might), with path as PATH.
+func evalEnv(t *testing.T, h Home, path, script string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `eval "$(cat "$1")"; eval "$(cat "$1")"; `+script, "sh", h.EnvFile())
+	cmd.Env = []string{"PATH=" + path, "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestAWSWrapperPassesEndpoint: after eval "$(karplab env)" the aws on PATH is the wrapper,
+// which hands the next aws the lab's endpoint as a flag; PATH gains its directory once.
+func TestAWSWrapperPassesEndpoint(t *testing.T) {
+	h := Home(t.TempDir())
+	if err := h.writeEnvFile("http://127.0.0.1:9"); err != nil {
+		t.Fatal(err)
+	}
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "aws"), []byte("#!/bin/sh\necho \"real aws: $*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := evalEnv(t, h, fake+":/usr/bin:/bin", `aws ec2 describe-regions --output text; echo "PATH=$PATH"`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "real aws: --endpoint-url http://127.0.0.1:9 ec2 describe-regions --output text") {
+		t.Errorf("the wrapper did not pass the endpoint:\n%s", out)
+	}
+	if n := strings.Count(out, h.BinDir()); n != 1 {
+		t.Errorf("PATH holds %s %d times, want once:\n%s", h.BinDir(), n, out)
+	}
+	// Without any aws CLI (/bin may be /usr/bin: link only the tools the script needs).
+	tools := t.TempDir()
+	for _, tool := range []string{"cat", "dirname"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(tools, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err = evalEnv(t, h, tools, "aws ec2 describe-regions")
+	if err == nil || !strings.Contains(out, "no aws CLI on PATH besides this wrapper") {
+		t.Errorf("with no aws CLI: %v\n%s", err, out)
+	}
+}
+
+// TestAWSWrapperReachesTheLab: Debian's aws CLI v2 (2.9, which ignores AWS_ENDPOINT_URL)
+// reaches the emulator through the wrapper.
+func TestAWSWrapperReachesTheLab(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/aws"); err != nil {
+		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
+			t.Fatal("/usr/bin/aws is missing, and KARPLAB_REQUIRE_CLIENTS says CI installed it")
+		}
+		t.Skip("the aws CLI (apt-get install awscli) is missing")
+	}
+	srv, err := fakeec2.New(fakeec2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	h := Home(t.TempDir())
+	if err := h.writeEnvFile("http://" + l.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	out, err := evalEnv(t, h, "/usr/bin:/bin", "aws ec2 describe-regions --query 'Regions[].RegionName' --output text")
+	if err != nil || !strings.Contains(out, Region) {
+		t.Fatalf("aws ec2 describe-regions through the wrapper: %v\n%s", err, out)
+	}
+}
