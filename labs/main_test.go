@@ -24,7 +24,8 @@ import (
 var lab struct {
 	env  *Env
 	home cluster.Home
-	err  error // why it is not running
+	exe  string // the karplab binary the daemon runs, for scripts that call it
+	err  error  // why it is not running
 }
 
 func TestMain(m *testing.M) {
@@ -114,7 +115,7 @@ func startLab() (stop func(), err error) {
 		stop()
 		return nil, err
 	}
-	lab.env, lab.home = env, home
+	lab.env, lab.home, lab.exe = env, home, exe
 	return stop, nil
 }
 
@@ -192,6 +193,35 @@ func checkUntil(t *testing.T, e *Env, l *Lab, want bool, timeout time.Duration) 
 		}
 		time.Sleep(2 * time.Second)
 	}
+}
+
+// runScript runs a lab's shell script (solutions/NAME/commands.sh) as a learner would after
+// eval "$(karplab env)": Debian's aws CLI and the karplab binary on PATH, the lab's
+// kubeconfig and credentials in the environment. It returns the script's output.
+func runScript(t *testing.T, path string) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/aws"); err != nil {
+		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
+			t.Fatal("/usr/bin/aws is missing, and KARPLAB_REQUIRE_CLIENTS says CI installed it")
+		}
+		t.Skip("the aws CLI (apt-get install awscli) is missing; skipping")
+	}
+	envFile, err := os.ReadFile(lab.home.EnvFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", `eval "$(cat "$1")"; exec sh "$2"`, "sh", lab.home.EnvFile(), path)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "KUBECONFIG=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(lab.exe)+":/usr/bin:/bin", "KARPLAB_HOME="+string(lab.home), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sh %s: %v\n%s\n(env:\n%s)", path, err, out, envFile)
+	}
+	return string(out)
 }
 
 func reportText(r *Report) string {

@@ -78,4 +78,18 @@ func TestIntegrationOrphanedStorageExerciseFails(t *testing.T) {
 		t.Errorf("failed checks after deleting a live disk's backup (-want +got):\n%s\n%s", diff, reportText(r))
 	}
 	keepSnapshot(t, e, "orphaned-exercise")
+
+	// The reference sweep, verbatim through the aws CLI, clears what is left unused and
+	// leaves the running machine's disks alone; the EC2NodeClass is still unfixed.
+	out := runScript(t, "../solutions/orphaned-storage/commands.sh")
+	if r, err = l.Check(t.Context(), e); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"nodeclass-deletes-volumes", "in-use-kept"}
+	if diff := cmp.Diff(want, r.Failed()); diff != "" {
+		t.Errorf("failed checks after commands.sh (-want +got):\n%s\n%s\ncommands.sh said:\n%s", diff, reportText(r), out)
+	}
+	if !strings.Contains(out, "vol-") || !strings.Contains(out, "eni-") {
+		t.Errorf("commands.sh found no volume or interface:\n%s", out)
+	}
 }

@@ -57,10 +57,12 @@ type page struct {
 	Claims   []claimView
 	Insts    []instView
 	Leaks    []leakView
-	Launches []launchView
-	Failed   int
-	Cost     []costChart
-	CostRows []costRow
+	// Unattached are the cluster's volumes, snapshots and interfaces nothing uses.
+	Unattached []unattachedView
+	Launches   []launchView
+	Failed     int
+	Cost       []costChart
+	CostRows   []costRow
 }
 
 // stamp is one moment, ready to print: relative to the origin, as a clock time, and as the
@@ -115,6 +117,12 @@ type eniView struct {
 
 type leakView struct {
 	Row   Leak
+	Since stamp
+	For   string
+}
+
+type unattachedView struct {
+	Row   UnattachedRow
 	Since stamp
 	For   string
 }
@@ -228,6 +236,10 @@ func newPage(ev *Evidence) *page {
 	for _, l := range ev.Leaks {
 		since := l.Since
 		p.Leaks = append(p.Leaks, leakView{Row: l, Since: st(&since), For: duration(ev.TakenAt.Sub(l.Since))})
+	}
+	for _, u := range ev.Unattached {
+		since := u.Since
+		p.Unattached = append(p.Unattached, unattachedView{Row: u, Since: st(&since), For: duration(ev.TakenAt.Sub(u.Since))})
 	}
 	for i := range ev.Launches {
 		c := &ev.Launches[i]

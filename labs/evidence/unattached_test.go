@@ -66,6 +66,15 @@ func TestUnattached(t *testing.T) {
 	if err := ev.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
+	var page bytes.Buffer
+	if err := ev.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, frag := range []string{`<a href="#unattached">Unattached (3)</a>`, `volume <code>vol-0data00000000001</code>`, `network-interface <code>eni-0secondary00001</code>`} {
+		if !strings.Contains(page.String(), frag) {
+			t.Errorf("the page lacks %s", frag)
+		}
+	}
 	for _, line := range []string{"UNATTACHED (1 volume, 1 snapshot, 1 network-interface)", "volume vol-0data00000000001 ", "gp3 100 GiB in eu-west-2a", "0.010959  $0.001800"} {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("the record lacks %q:\n%s", line, b.String())
