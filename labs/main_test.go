@@ -196,8 +196,7 @@ func checkUntil(t *testing.T, e *Env, l *Lab, want bool, timeout time.Duration) 
 }
 
 // runScript runs a lab's shell script (solutions/NAME/commands.sh) as a learner would after
-// eval "$(karplab env)": Debian's aws CLI and the karplab binary on PATH, the lab's
-// kubeconfig and credentials in the environment. It returns the script's output.
+// eval "$(karplab env)", with Debian's aws CLI; it returns the script's output.
 func runScript(t *testing.T, path string) string {
 	t.Helper()
 	if _, err := os.Stat("/usr/bin/aws"); err != nil {
@@ -206,22 +205,27 @@ func runScript(t *testing.T, path string) string {
 		}
 		t.Skip("the aws CLI (apt-get install awscli) is missing; skipping")
 	}
-	envFile, err := os.ReadFile(lab.home.EnvFile())
+	out, err := runShell(t, "/usr/bin", `exec sh "$2"`, path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("sh %s: %v\n%s", path, err, out)
 	}
-	cmd := exec.CommandContext(t.Context(), "sh", "-c", `eval "$(cat "$1")"; exec sh "$2"`, "sh", lab.home.EnvFile(), path)
+	return out
+}
+
+// runShell runs script in sh after eval of the lab's env file, as a learner's shell would:
+// the aws CLI of awsDir and the karplab binary on PATH (behind the env's aws wrapper), the
+// lab's kubeconfig and credentials in the environment. args are $2, ...
+func runShell(t *testing.T, awsDir, script string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", `eval "$(cat "$1")"; ` + script, "sh", lab.home.EnvFile()}, args...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "KUBECONFIG=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(lab.exe)+":/usr/bin:/bin", "KARPLAB_HOME="+string(lab.home), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(lab.exe)+":"+awsDir+":/usr/bin:/bin", "KARPLAB_HOME="+string(lab.home), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("sh %s: %v\n%s\n(env:\n%s)", path, err, out, envFile)
-	}
-	return string(out)
+	return string(out), err
 }
 
 func reportText(r *Report) string {

@@ -1,0 +1,126 @@
+package labs
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// docCommand is one aws command line of the course's documents, continuations joined.
+type docCommand struct {
+	where, line string
+}
+
+// docCommands reads every aws command of the README, the exercises' READMEs and the seed.
+func docCommands(t *testing.T) []docCommand {
+	t.Helper()
+	files := []string{"../README.md", "../../shared/seed/karpenter-node-provisioning.txt"}
+	more, err := filepath.Glob("../exercises/*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docCommand
+	seen := map[string]bool{}
+	for _, f := range append(files, more...) {
+		b, err := os.ReadFile(f)
+		if os.IsNotExist(err) && strings.Contains(f, "shared") {
+			continue // a checkout without the course's shared directory
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(strings.NewReader(string(b)))
+		n := 0
+		for sc.Scan() {
+			n++
+			line := strings.TrimSpace(sc.Text())
+			if !strings.HasPrefix(line, "aws ") {
+				continue
+			}
+			at := n
+			for strings.HasSuffix(line, `\`) && sc.Scan() {
+				n++
+				line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(sc.Text())
+			}
+			if !seen[line] {
+				seen[line] = true
+				out = append(out, docCommand{where: filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f) + ":" + strconv.Itoa(at), line: line})
+			}
+		}
+	}
+	return out
+}
+
+var awsErrorCode = regexp.MustCompile(`An error occurred \(([A-Za-z0-9.]+)\)`)
+
+// TestIntegrationDocsAWSCommandsServed runs every aws command the README, the exercises and
+// the seed print, verbatim, with both aws CLIs after eval of the lab's env, on a staged
+// happy path. Each must succeed or get a service's own error (a placeholder such as i-...
+// is malformed, as on AWS); none may be an unknown action, a parameter the CLI rejects, or
+// a call that left the lab.
+func TestIntegrationDocsAWSCommandsServed(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get("happy-path")
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true}); err != nil {
+		t.Fatal(err)
+	}
+	cmds := docCommands(t)
+	if len(cmds) < 20 {
+		t.Fatalf("found only %d aws commands in the documents", len(cmds))
+	}
+	for _, cli := range docsCLIs(t) {
+		t.Run(cli.name, func(t *testing.T) {
+			for _, c := range cmds {
+				out, err := runShell(t, filepath.Dir(cli.path), c.line)
+				if err == nil {
+					continue
+				}
+				m := awsErrorCode.FindStringSubmatch(out)
+				switch {
+				case m == nil:
+					t.Errorf("%s: %s\n  failed without a service error: %v\n%s", c.where, c.line, err, out)
+				case m[1] == "InvalidAction" || m[1] == "UnknownOperationException" || strings.HasPrefix(m[1], "Unsupported"):
+					t.Errorf("%s: %s\n  the lab does not serve it: %s", c.where, c.line, out)
+				}
+			}
+		})
+	}
+}
+
+type docsCLI struct{ name, path string }
+
+// docsCLIs are the aws CLIs to rehearse with, by the directory each is found in: Debian's
+// v2 in /usr/bin, and the first other aws on PATH (pip's v1 in the pyenv Python).
+func docsCLIs(t *testing.T) []docsCLI {
+	t.Helper()
+	var out []docsCLI
+	seen := map[string]bool{}
+	candidates := []string{"/usr/bin/aws"}
+	if p, err := exec.LookPath("aws"); err == nil {
+		candidates = append(candidates, p)
+	}
+	for _, p := range candidates {
+		b, err := exec.Command(p, "--version").CombinedOutput()
+		v := strings.Fields(string(b))
+		if err != nil || len(v) == 0 || !strings.HasPrefix(v[0], "aws-cli/") {
+			continue
+		}
+		major := "v" + strings.SplitN(strings.TrimPrefix(v[0], "aws-cli/"), ".", 2)[0]
+		if !seen[major] {
+			seen[major] = true
+			out = append(out, docsCLI{major, p})
+		}
+	}
+	if len(out) == 0 {
+		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
+			t.Fatal("no aws CLI, and KARPLAB_REQUIRE_CLIENTS says CI installed one")
+		}
+		t.Skip("no aws CLI (apt-get install awscli)")
+	}
+	return out
+}
