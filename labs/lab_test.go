@@ -2,7 +2,10 @@ package labs
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,5 +61,43 @@ func TestPositionProblems(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// seedChecklist reads the course's checklist items (the "• [ ]" lines of the seed).
+func seedChecklist(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../shared/seed/karpenter-node-provisioning.txt")
+	if os.IsNotExist(err) {
+		t.Skip("the course's shared directory is not beside this checkout")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if item, ok := strings.CutPrefix(strings.TrimSpace(line), "• [ ] "); ok {
+			items = append(items, item)
+		}
+	}
+	if len(items) == 0 {
+		t.Fatal("the seed has no checklist items")
+	}
+	return items
+}
+
+// Every checklist item a lab names is one of the course's, word for word: the lab list and
+// the README's table quote them.
+func TestChecklistItemsAreTheCourses(t *testing.T) {
+	items := seedChecklist(t)
+	for _, l := range All() {
+		if len(l.Checklist) == 0 {
+			t.Errorf("lab %s names no checklist item", l.Name)
+		}
+		for _, c := range l.Checklist {
+			if !slices.Contains(items, c) {
+				t.Errorf("lab %s names %q, which is not a checklist item of the course", l.Name, c)
+			}
+		}
 	}
 }

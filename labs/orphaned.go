@@ -40,8 +40,8 @@ aws CLI by the cluster's tags, price them with karplab ec2 billing, delete them 
 EC2NodeClass; check proves nothing unattached remains, its billing stopped, the new machines
 delete their disks on termination, and nothing the cluster still uses was deleted.`,
 		Checklist: []string{
-			"NodePool limits, IAM, network selectors, immutable AMIs, encrypted disks, tags, and disruption budgets are governance controls.",
-			"Cost alerts and aggregate capacity limits cover reconciliation races and unexpected demand.",
+			"EC2NodeClass resolves only approved subnets, security groups, IAM role, immutable AMI, encrypted storage, and tags.",
+			"Node bootstrap, leaked-instance detection, interruption, consolidation, and rollback are rehearsed.",
 		},
 		Stage: stageOrphaned,
 		Grade: gradeOrphaned,
