@@ -101,3 +101,29 @@ func TestChecklistItemsAreTheCourses(t *testing.T) {
 		}
 	}
 }
+
+// The README's lab table has a row for every lab, and names no lab that does not exist.
+func TestReadmeListsEveryLab(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| lab | what you prove (course checklist) |")
+	if !ok {
+		t.Fatal("README.md has no lab table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	var rows []string
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Split(line, "|"); len(f) > 2 && !strings.HasPrefix(strings.TrimSpace(f[1]), "---") {
+			rows = append(rows, strings.TrimSpace(f[1]))
+		}
+	}
+	var names []string
+	for _, l := range All() {
+		names = append(names, l.Name)
+	}
+	if diff := cmp.Diff(names, rows); diff != "" {
+		t.Errorf("README.md's lab table, in course order (-labs +table):\n%s", diff)
+	}
+}
