@@ -82,7 +82,7 @@ func isReplicaOf(p evidence.PodRow, deploy string) bool {
 func checkChains(ev *evidence.Evidence, pods []evidence.PodRow) (chain, order Check) {
 	const cid, ctitle = "chain-complete", "Each pod's chain is complete: Pending pod UID -> NodeClaim -> EC2 instance -> Node -> started pod"
 	const oid, otitle = "timestamps-ordered", "Timestamps run in causal order: pending, NodeClaim, launch, registration, initialization, scheduling, start"
-	var broken, outOfOrder, proofs []string
+	var broken, outOfOrder, inFlight, proofs []string
 	complete := 0
 	for _, p := range pods {
 		if p.Phase != "Running" {
@@ -109,30 +109,9 @@ func checkChains(ev *evidence.Evidence, pods []evidence.PodRow) (chain, order Ch
 			if len(proofs) < 3 {
 				proofs = append(proofs, fmt.Sprintf("pod %s (uid %s) -> %s -> %s (%s %s %s) -> %s", p.Name, p.UID, nc.Name, in.ID, in.Type, in.Zone, in.CapacityType, node.Name))
 			}
-			steps := []struct {
-				name string
-				at   *time.Time
-			}{
-				{"pending", p.PendingSince}, {"nodeclaim created", &nc.Created}, {"instance launched", &in.LaunchTime},
-				{"nodeclaim launched", nc.Launched}, {"node registered", &node.Registered}, {"nodeclaim registered", nc.Registered},
-				{"nodeclaim initialized", nc.Initialized}, {"pod scheduled", p.ScheduledAt}, {"pod started", p.StartedAt},
-			}
-			for i := 1; i < len(steps); i++ {
-				prev, cur := steps[i-1], steps[i]
-				if prev.at == nil || cur.at == nil {
-					outOfOrder = append(outOfOrder, fmt.Sprintf("%s: no %s time", p.Name, map[bool]string{true: prev.name, false: cur.name}[prev.at == nil]))
-					break
-				}
-				// A pod can be nominated to a NodeClaim launched for earlier pods; only the
-				// node-side steps must follow the pod's own pending time.
-				if i == 1 || i == 2 {
-					continue
-				}
-				if cur.at.Add(clockSlack).Before(*prev.at) {
-					outOfOrder = append(outOfOrder, fmt.Sprintf("%s: %s (%s) before %s (%s)", p.Name, cur.name, cur.at.Format(time.TimeOnly), prev.name, prev.at.Format(time.TimeOnly)))
-					break
-				}
-			}
+			ooo, flying := chainOrder(p, nc, in, node)
+			outOfOrder = append(outOfOrder, ooo...)
+			inFlight = append(inFlight, flying...)
 			if in.LaunchTime.Add(clockSlack).Before(nc.Created) {
 				outOfOrder = append(outOfOrder, fmt.Sprintf("%s: instance %s launched before NodeClaim %s existed", p.Name, in.ID, nc.Name))
 			}
@@ -155,7 +134,10 @@ func checkChains(ev *evidence.Evidence, pods []evidence.PodRow) (chain, order Ch
 		chain = fail(cid, ctitle, fmt.Sprintf("%d of %d running pods have a broken chain", len(broken), running),
 			"Compare kubectl get nodeclaims -o wide with aws ec2 describe-instances: every NodeClaim's providerID must name a tagged instance whose Node registered.", first(broken, 5)...)
 	}
-	if len(outOfOrder) == 0 && len(broken) == 0 {
+	if len(outOfOrder) == 0 && len(broken) == 0 && len(inFlight) > 0 {
+		order = fail(oid, otitle, fmt.Sprintf("still in flight: the NodeClaims of %s are not initialized yet", nouns(len(inFlight), "pod")),
+			"Karpenter has not finished with them: check again in a few seconds (kubectl get nodeclaims).", first(inFlight, 5)...)
+	} else if len(outOfOrder) == 0 && len(broken) == 0 {
 		order = pass(oid, otitle, fmt.Sprintf("all %d chains in order", complete))
 	} else if len(outOfOrder) == 0 {
 		order = fail(oid, otitle, "cannot order what is not traced", "Fix the broken chains first.")
@@ -164,6 +146,48 @@ func checkChains(ev *evidence.Evidence, pods []evidence.PodRow) (chain, order Ch
 			"A pod that started before its node registered was not placed by this NodeClaim: look for a second NodePool or a static node.", first(outOfOrder, 5)...)
 	}
 	return
+}
+
+// chainOrder checks one traced pod's timestamps against what causality orders: the machine's
+// launch, registration and initialization follow one another; the pod is scheduled after it
+// was pending and after its node registered (the scheduler binds to a Ready node whether or
+// not Karpenter has marked its NodeClaim initialized yet), and starts after it is scheduled.
+// A NodeClaim not initialized yet is in flight, not out of order.
+func chainOrder(p evidence.PodRow, nc evidence.NodeClaimRow, in evidence.InstanceRow, node evidence.NodeRow) (outOfOrder, inFlight []string) {
+	type step struct {
+		name string
+		at   *time.Time
+	}
+	launched, registered := in.LaunchTime, node.Registered
+	var (
+		instance    = step{"instance launched", &launched}
+		claimLaunch = step{"nodeclaim launched", nc.Launched}
+		nodeReg     = step{"node registered", &registered}
+		claimReg    = step{"nodeclaim registered", nc.Registered}
+		claimInit   = step{"nodeclaim initialized", nc.Initialized}
+		pending     = step{"pending", p.PendingSince}
+		scheduled   = step{"pod scheduled", p.ScheduledAt}
+		started     = step{"pod started", p.StartedAt}
+	)
+	for _, pair := range [][2]step{
+		{instance, claimLaunch}, {claimLaunch, nodeReg}, {nodeReg, claimReg}, {claimReg, claimInit},
+		{pending, scheduled}, {nodeReg, scheduled}, {scheduled, started},
+	} {
+		prev, cur := pair[0], pair[1]
+		switch {
+		case cur.at == nil && cur.name == claimInit.name:
+			return nil, []string{fmt.Sprintf("%s: NodeClaim %s registered, not initialized yet", p.Name, nc.Name)}
+		case prev.at == nil || cur.at == nil:
+			missing := cur.name
+			if prev.at == nil {
+				missing = prev.name
+			}
+			return []string{fmt.Sprintf("%s: no %s time", p.Name, missing)}, nil
+		case cur.at.Add(clockSlack).Before(*prev.at):
+			return []string{fmt.Sprintf("%s: %s (%s) before %s (%s)", p.Name, cur.name, cur.at.Format(time.TimeOnly), prev.name, prev.at.Format(time.TimeOnly))}, nil
+		}
+	}
+	return nil, nil
 }
 
 // requirementKeys are the constraints a bounded NodePool sets, with what they protect.

@@ -78,6 +78,11 @@ func stageHappy(ctx context.Context, e *Env, out io.Writer, opts StageOptions) e
 	if err := e.waitPods(ctx, out, opts.Wait, zibaNamespace, exampleSelector, 1, "Running"); err != nil {
 		return err
 	}
+	// Running pods are not yet the whole record: wait until the chains the grader traces
+	// are complete, so check right after this passes.
+	if err := e.waitChecks(ctx, out, opts.Wait, "happy-path", "chain-complete", "timestamps-ordered"); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "\nAll %d render workers run. Grade it: karplab check happy-path; read it: karplab evidence\n", renderReplicas)
 	return nil
 }
