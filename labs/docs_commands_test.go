@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,9 +25,16 @@ func docCommands(t *testing.T) []docCommand {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return commandLines(t, "aws", append(files, more...)...)
+}
+
+// commandLines reads the command lines of program (e.g. "kubectl") in files, continuations
+// joined, each once.
+func commandLines(t *testing.T, program string, files ...string) []docCommand {
+	t.Helper()
 	var out []docCommand
 	seen := map[string]bool{}
-	for _, f := range append(files, more...) {
+	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if os.IsNotExist(err) && strings.Contains(f, "shared") {
 			continue // a checkout without the course's shared directory
@@ -39,7 +47,7 @@ func docCommands(t *testing.T) []docCommand {
 		for sc.Scan() {
 			n++
 			line := strings.TrimSpace(sc.Text())
-			if !strings.HasPrefix(line, "aws ") {
+			if !strings.HasPrefix(line, program+" ") {
 				continue
 			}
 			at := n
@@ -123,4 +131,54 @@ func docsCLIs(t *testing.T) []docsCLI {
 		t.Skip("no aws CLI (apt-get install awscli)")
 	}
 	return out
+}
+
+// readVerbs are the kubectl verbs a document's reader runs to look: rehearsed verbatim. The
+// verbs that change the cluster (apply, patch, scale, delete) are what the labs' own tests
+// do through the API.
+var readVerbs = map[string]bool{"get": true, "describe": true, "top": true, "logs": true, "explain": true, "rollout": true}
+
+// rehearseReads runs every kubectl command of doc that only reads, verbatim, against the lab
+// as the test left it (a watch for three seconds): each must succeed. Lines with a
+// placeholder (<...>) are the reader's to complete and are left out.
+func rehearseReads(t *testing.T, doc string) {
+	t.Helper()
+	ran := 0
+	for _, c := range commandLines(t, "kubectl", doc) {
+		f := strings.Fields(c.line)
+		if len(f) < 2 || !readVerbs[f[1]] || strings.Contains(c.line, "<") {
+			continue
+		}
+		script := c.line
+		watch := slices.Contains(f, "-w") || slices.Contains(f, "--watch")
+		if watch {
+			script = "timeout 3 " + script
+		}
+		out, err := runShell(t, kubectlDir(t), script)
+		if ee, ok := err.(*exec.ExitError); ok && watch && ee.ExitCode() == 124 {
+			err = nil
+		}
+		if err != nil {
+			t.Errorf("%s: %s\n  %v\n%s", c.where, c.line, err, out)
+		}
+		ran++
+	}
+	if ran == 0 {
+		t.Errorf("%s has no kubectl command to rehearse", doc)
+	}
+}
+
+// kubectlDir holds the kubectl to rehearse with: the machine's, else a shim to the one built
+// into karplab (the README offers both).
+func kubectlDir(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/kubectl"); err == nil {
+		return "/usr/bin"
+	}
+	dir := t.TempDir()
+	shim := "#!/bin/sh\nexec " + lab.exe + " kubectl \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
