@@ -3,7 +3,6 @@ package fakeec2_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/karplab/karplab/fakeec2"
 )
 
 // python3WithBoto3 is a python3 that imports boto3 (the pyenv Python carries it).
@@ -32,17 +29,7 @@ func python3WithBoto3(t *testing.T) string {
 // clock with short delays: its waiters, paginators and ClientError codes are boto3's own.
 func TestBoto3OrphanSweep(t *testing.T) {
 	py := python3WithBoto3(t)
-	srv, err := fakeec2.New(fakeec2.Options{BootDelay: 200 * time.Millisecond, ShutdownDelay: 200 * time.Millisecond,
-		VolumeDelay: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	url := newEnv(t, onRealClock).url
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -54,7 +41,7 @@ func TestBoto3OrphanSweep(t *testing.T) {
 		}
 	}
 	home := t.TempDir()
-	cmd.Env = append(cmd.Env, "EC2_URL=http://"+l.Addr().String(), "HOME="+home,
+	cmd.Env = append(cmd.Env, "EC2_URL="+url, "HOME="+home,
 		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"))
 	stdout, err := cmd.Output()
 	if err != nil {

@@ -48,7 +48,8 @@ func newEnv(t *testing.T, mod ...func(*fakeec2.Options)) *env {
 	for _, m := range mod {
 		m(&opts)
 	}
-	e := &env{t: t, opts: opts, clock: opts.Clock.(*fakeec2.FakeClock), ctx: context.Background()}
+	e := &env{t: t, opts: opts, ctx: context.Background()}
+	e.clock, _ = opts.Clock.(*fakeec2.FakeClock) // nil on the real clock
 	e.start()
 	t.Cleanup(func() {
 		if !e.closed {
@@ -58,6 +59,14 @@ func newEnv(t *testing.T, mod ...func(*fakeec2.Options)) *env {
 		}
 	})
 	return e
+}
+
+// onRealClock runs the server on the real clock with short delays and random IDs, for real
+// clients (the aws CLIs, boto3) whose waiters poll in real time: a fake clock would leave
+// them polling forever.
+func onRealClock(o *fakeec2.Options) {
+	o.Clock, o.IDs = nil, nil
+	o.BootDelay, o.ShutdownDelay, o.VolumeDelay = 200*time.Millisecond, 200*time.Millisecond, 300*time.Millisecond
 }
 
 func (e *env) start() {

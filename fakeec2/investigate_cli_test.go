@@ -2,12 +2,8 @@ package fakeec2_test
 
 import (
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/karplab/karplab/fakeec2"
 )
 
 // TestInvestigateCLI drives the EBS and stop actions with both aws CLIs and their
@@ -15,18 +11,7 @@ import (
 // leave the waiters polling forever).
 func TestInvestigateCLI(t *testing.T) {
 	clis := awsCLIs(t)
-	srv, err := fakeec2.New(fakeec2.Options{BootDelay: 200 * time.Millisecond, ShutdownDelay: 200 * time.Millisecond,
-		VolumeDelay: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	url := "http://" + l.Addr().String()
+	url := newEnv(t, onRealClock).url
 	for _, cli := range clis {
 		t.Run(cli.name, func(t *testing.T) {
 			run := func(args ...string) map[string]any {
