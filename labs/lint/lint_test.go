@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/karplab/karplab/labs/lint"
 )
@@ -105,7 +107,7 @@ func TestLintFiles(t *testing.T) {
 			want: []finding{{
 				Rule: lint.RuleAmbiguous, Severity: lint.SeverityError, NodePools: []string{"ziba-general", "gpu-team"},
 				Admits: gpuOverlap,
-				Fix:    "add a taint to gpu-team and a toleration to its workloads, or make the requirements disjoint, or give one a higher weight",
+				Fix:    "pods that select nothing go to ziba-general today; if they belong on gpu-team, taint ziba-general (its own workloads tolerate it) or give gpu-team a higher weight; if on ziba-general, give it the higher weight, or make the requirements disjoint for the pods that select",
 			}},
 			failed: true,
 		},
@@ -137,10 +139,20 @@ func TestLintFiles(t *testing.T) {
 			want:      []finding{},
 		},
 		{
-			name:      "pools split by a custom key both name; instance types pin category and generation",
+			// Core admits a pod that leaves company.com/team unset into either pool: the split
+			// only steers the pods that select a team.
+			name:      "pools split by a custom key both name still share the pods that select no team",
 			files:     files("disjoint-teams.yaml"),
 			wantPools: []string{"team-b", "team-a"},
-			want:      []finding{},
+			want: []finding{{
+				Rule: lint.RuleAmbiguous, Severity: lint.SeverityError, NodePools: []string{"team-b", "team-a"},
+				Admits: []string{
+					"kubernetes.io/arch=amd64", "karpenter.sh/capacity-type=on-demand",
+					"node.kubernetes.io/instance-type in (m6i.large, m6i.xlarge)", "topology.kubernetes.io/zone=eu-west-2a",
+				},
+				Fix: "pods that select nothing go to team-b today; if they belong on team-a, taint team-b (its own workloads tolerate it) or give team-a a higher weight; if on team-b, give it the higher weight",
+			}},
+			failed: true,
 		},
 		{
 			name:      "the same pools in two files overlap across files",
@@ -322,5 +334,29 @@ func TestList(t *testing.T) {
 	client, _ = dynamic.NewForConfig(&rest.Config{Host: srv404.URL})
 	if _, err := lint.List(context.Background(), client); err == nil || !strings.Contains(err.Error(), "is Karpenter's NodePool CRD installed?") {
 		t.Errorf("List without the CRD: %v", err)
+	}
+}
+
+// TestSplitPoolsAdmitAnUnselectingPod grounds the custom-key finding in core's own
+// admission: a pod that selects no team is compatible with both teams' pools.
+func TestSplitPoolsAdmitAnUnselectingPod(t *testing.T) {
+	pools, _, err := lint.ReadFiles(files("disjoint-teams.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: map[string]string{corev1.LabelArchStable: "amd64"}}}
+	for _, p := range pools {
+		reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(p.NodePool.Spec.Template.Spec.Requirements...)
+		if err := reqs.Compatible(scheduling.NewPodRequirements(pod), scheduling.AllowUndefinedWellKnownLabels); err != nil {
+			t.Errorf("NodePool %s refuses a pod that selects no team: %v", p.NodePool.Name, err)
+		}
+	}
+	teamB := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: map[string]string{"company.com/team": "b"}}}
+	for _, p := range pools {
+		reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(p.NodePool.Spec.Template.Spec.Requirements...)
+		err := reqs.Compatible(scheduling.NewPodRequirements(teamB), scheduling.AllowUndefinedWellKnownLabels)
+		if (err == nil) != (p.NodePool.Name == "team-b") {
+			t.Errorf("NodePool %s and a team-b pod: compatible error %v", p.NodePool.Name, err)
+		}
 	}
 }

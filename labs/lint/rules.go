@@ -103,17 +103,21 @@ func requirements(np *karpv1.NodePool) scheduling.Requirements {
 	return reqs
 }
 
-// checkOverlap reports whether a pod asking for some label set fits both pools. first is
-// the pool Karpenter tries first.
+// checkOverlap reports whether some pod fits both pools. first is the pool Karpenter tries
+// first. Core admits a pod into a pool when each key the pod constrains intersects the
+// pool's (a key only the pool names does not keep out a pod that leaves it unset), so two
+// untainted pools always share the pods that constrain nothing: requirements that differ
+// only steer pods that select them. A pod must tolerate a pool's taints to fit it.
 func checkOverlap(first, second Pool) (Finding, bool) {
 	a, b := requirements(first.NodePool), requirements(second.NodePool)
-	// Intersects checks the keys both pools name; a key only one names does not keep a pod
-	// that leaves it unset out of either.
-	if a.Intersects(b) != nil {
+	taints := append(slices.Clone(first.NodePool.Spec.Template.Spec.Taints), second.NodePool.Spec.Template.Spec.Taints...)
+	differ := disjointKeys(a, b)
+	if len(differ) > 0 && len(taints) > 0 {
+		// A pod in both would have to tolerate the taints and leave the split keys unset on
+		// purpose: no accident.
 		return Finding{}, false
 	}
-	admits := intersection(a, b)
-	taints := append(slices.Clone(first.NodePool.Spec.Template.Spec.Taints), second.NodePool.Spec.Template.Spec.Taints...)
+	admits := intersection(a, b, differ)
 	taintStrs := taintStrings(taints)
 	names := []string{first.NodePool.Name, second.NodePool.Name}
 	f := Finding{
@@ -124,6 +128,12 @@ func checkOverlap(first, second Pool) (Finding, bool) {
 	if len(admits) == 0 {
 		who = "both admit any pod (neither constrains a key the other does)"
 	}
+	if len(differ) > 0 {
+		who = "both admit every pod that leaves " + strings.Join(differ, ", ") + " unset (pods that select nothing included)"
+		if len(admits) > 0 {
+			who += ", within " + strings.Join(admits, ", ")
+		}
+	}
 	if len(taintStrs) > 0 {
 		who += " for pods that tolerate " + strings.Join(taintStrs, ", ")
 	}
@@ -132,22 +142,43 @@ func checkOverlap(first, second Pool) (Finding, bool) {
 		f.Rule, f.Severity = RuleAmbiguous, SeverityError
 		f.Message = fmt.Sprintf("%s; with equal weight %d Karpenter tries %s first only because its name sorts later (core orders equal weights by name, descending)",
 			who, wa, names[0])
-		f.Fix = ambiguousFix(first, second)
+		f.Fix = ambiguousFix(first, second, differ)
 		return f, true
 	}
 	f.Rule, f.Severity = RuleShadowed, SeverityWarning
 	f.Message = fmt.Sprintf("%s; %s (weight %d) is tried first, so %s (weight %d) only gets those pods when %s cannot take them (limits reached, no instance type fits)",
 		who, names[0], wa, names[1], wb, names[0])
-	f.Fix = fmt.Sprintf("nothing, if %s is meant as the fallback; otherwise make the requirements disjoint", names[1])
+	f.Fix = fmt.Sprintf("nothing, if %s is meant as the fallback; otherwise taint one of them", names[1])
+	if len(differ) == 0 {
+		f.Fix = fmt.Sprintf("nothing, if %s is meant as the fallback; otherwise make the requirements disjoint", names[1])
+	}
 	return f, true
 }
 
-func ambiguousFix(first, second Pool) string {
+// disjointKeys are the keys both pools name with no value in common: a pod selecting one
+// of them fits one pool at most.
+func disjointKeys(a, b scheduling.Requirements) []string {
+	var out []string
+	for _, key := range a.Keys().Intersection(b.Keys()).UnsortedList() {
+		if scheduling.NewRequirements(a.Get(key)).Intersects(scheduling.NewRequirements(b.Get(key))) != nil {
+			out = append(out, key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func ambiguousFix(first, second Pool, differ []string) string {
 	ta, tb := len(first.NodePool.Spec.Template.Spec.Taints) > 0, len(second.NodePool.Spec.Template.Spec.Taints) > 0
 	switch {
 	case !ta && !tb:
-		// The pool that loses the name tie is the one whose workloads land elsewhere.
-		return fmt.Sprintf("add a taint to %s and a toleration to its workloads, or make the requirements disjoint, or give one a higher weight", second.NodePool.Name)
+		// Which pool is meant for the pods that select nothing is the owners' call; say both ways.
+		f, s := first.NodePool.Name, second.NodePool.Name
+		fix := fmt.Sprintf("pods that select nothing go to %s today; if they belong on %s, taint %s (its own workloads tolerate it) or give %s a higher weight; if on %s, give it the higher weight", f, s, f, s, f)
+		if len(differ) == 0 {
+			fix += ", or make the requirements disjoint for the pods that select"
+		}
+		return fix
 	case ta != tb:
 		tainted := first.NodePool.Name
 		if tb {
@@ -176,10 +207,12 @@ var keyOrder = []string{
 // intersection is the label set a pod can ask for and fit both: per key both name, core's
 // Requirement.Intersection; a well-known key only one names is open in the other, so that
 // side's values; a custom key only one names cannot be asked for without leaving the other.
-func intersection(a, b scheduling.Requirements) []string {
+func intersection(a, b scheduling.Requirements, skip []string) []string {
 	merged := map[string]*scheduling.Requirement{}
 	for _, key := range a.Keys().Union(b.Keys()).UnsortedList() {
 		switch {
+		case slices.Contains(skip, key):
+			continue
 		case a.Has(key) && b.Has(key):
 			merged[key] = a.Get(key).Intersection(b.Get(key))
 		case !karpv1.WellKnownLabels.Has(key):

@@ -48,7 +48,7 @@ func TestLintNodePools(t *testing.T) {
 			wantOut: "ziba-general and gpu-team: ambiguous: both admit kubernetes.io/arch=amd64, kubernetes.io/os=linux, karpenter.sh/capacity-type=on-demand, " +
 				"karpenter.k8s.aws/instance-category=g, karpenter.k8s.aws/instance-generation>=6, topology.kubernetes.io/zone in (eu-west-2a, eu-west-2b); " +
 				"with equal weight 0 Karpenter tries ziba-general first only because its name sorts later (core orders equal weights by name, descending); " +
-				"fix: add a taint to gpu-team and a toleration to its workloads, or make the requirements disjoint, or give one a higher weight\n" +
+				"fix: pods that select nothing go to ziba-general today; if they belong on gpu-team, taint ziba-general (its own workloads tolerate it) or give gpu-team a higher weight; if on ziba-general, give it the higher weight, or make the requirements disjoint for the pods that select\n" +
 				"2 NodePools: 1 error, 0 warnings\n",
 		},
 		{
