@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Real runs of the denied-path, leak, bootstrap-failure and orphaned-storage labs (solution, untouched exercise,
+// Real runs of the denied-path, leak, bootstrap-failure, orphaned-storage and nodepool-overlap labs (solution, untouched exercise,
 // and for the leak the learner's detection followed by Karpenter's garbage collection),
 // graded offline; their reports are pinned by golden files (the evidence package pins their
 // correlation).
@@ -27,6 +27,8 @@ func TestGoldenScenarios(t *testing.T) {
 		{lab: bootstrapLab, snapshot: "bootstrap-solution"},
 		{lab: orphanedLab, snapshot: "orphaned-solution"},
 		{lab: orphanedLab, snapshot: "orphaned-exercise", wantFailed: []string{"nothing-unattached", "orphans-billing-stopped", "nodeclass-deletes-volumes", "in-use-kept"}},
+		{lab: overlapLab, snapshot: "overlap-solution"},
+		{lab: overlapLab, snapshot: "overlap-exercise", wantFailed: []string{"placed-by-intended-pool", "no-accidental-overlap", "nodepools-lint-clean", "costlier-pool-own-workload"}},
 		{lab: bootstrapLab, snapshot: "bootstrap-exercise", wantFailed: []string{"userdata-fixed", "stuck-nodeclaims-gone", "workload-running", "chain-complete", "timestamps-ordered"}},
 	}
 	for _, tt := range tests {

@@ -127,3 +127,45 @@ func TestReadmeListsEveryLab(t *testing.T) {
 		t.Errorf("README.md's lab table, in course order (-labs +table):\n%s", diff)
 	}
 }
+
+// The README's checklist table has a row for each of the course's items, in the course's
+// order, naming exactly the labs (in course order) whose Checklist quotes it; an item no lab
+// rehearses must say "none yet".
+func TestReadmeMapsTheChecklist(t *testing.T) {
+	items := seedChecklist(t)
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| checklist item | rehearsed by |")
+	if !ok {
+		t.Fatal("README.md has no checklist table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	var rows, want []string
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Split(line, "|"); len(f) > 3 && !strings.HasPrefix(strings.TrimSpace(f[1]), "---") {
+			labs := strings.TrimSpace(f[2])
+			if strings.HasPrefix(labs, "none yet") {
+				labs = "none yet"
+			}
+			rows = append(rows, strings.TrimSpace(f[1])+" | "+labs)
+		}
+	}
+	for _, item := range items {
+		var names []string
+		for _, l := range All() {
+			if slices.Contains(l.Checklist, item) {
+				names = append(names, l.Name)
+			}
+		}
+		labs := strings.Join(names, ", ")
+		if labs == "" {
+			labs = "none yet"
+		}
+		want = append(want, item+" | "+labs)
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("README.md's checklist table (-labs +table):\n%s", diff)
+	}
+}

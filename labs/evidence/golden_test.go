@@ -67,6 +67,8 @@ func TestGoldenEvidence(t *testing.T) {
 		{name: "amidrift-exercise"},
 		{name: "orphaned-solution"},
 		{name: "orphaned-exercise"},
+		{name: "overlap-solution"},
+		{name: "overlap-exercise"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
