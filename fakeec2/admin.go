@@ -2,11 +2,15 @@ package fakeec2
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
 // adminPrefix is where the admin API lives: JSON over HTTP, not part of the EC2 API.
@@ -26,6 +30,9 @@ import (
 //	POST   /_karplab/events                   EventRequest in, []AuditEvent out (rebalance, scheduled change)
 //	POST   /_karplab/console                  ConsoleRequest in: lines for an instance's GetConsoleOutput
 //	POST   /_karplab/releases                 ReleaseRequest in, []PublishedImage out (new AMIs)
+//	GET    /_karplab/budgets                  []budgets.Budget (spend as of now, alerts fired)
+//	PUT    /_karplab/budgets                  budgets.Spec in, budgets.Budget out (create or update)
+//	DELETE /_karplab/budgets?name=N           delete one budget
 //
 // Errors come back as {"error": "..."} with a 4xx/5xx status.
 const adminPrefix = "/_karplab/"
@@ -209,6 +216,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, http.StatusOK, images)
+	case "budgets":
+		s.serveAdminBudgets(w, r)
 	case "decode":
 		msg := q.Get("message")
 		reason, ok := s.DecodeAuthorizationMessage(msg)
@@ -219,6 +228,50 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, DecodedMessage{Message: msg, Reason: reason})
 	default:
 		adminFail(w, http.StatusNotFound, "no admin route %q", r.URL.Path)
+	}
+}
+
+// serveAdminBudgets answers /_karplab/budgets: the account's AWS Budgets as the lab sets
+// and grades them.
+func (s *Server) serveAdminBudgets(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		list, err := s.svc.budgets.List()
+		if err != nil {
+			adminFail(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, list)
+	case http.MethodPut, http.MethodPost:
+		var sp budgets.Spec
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&sp); err != nil {
+			adminFail(w, http.StatusBadRequest, "decoding budget: %v", err)
+			return
+		}
+		b, err := s.svc.budgets.Put(sp)
+		if ae := new(account.Error); errors.As(err, &ae) {
+			adminFail(w, ae.HTTPStatus, "%s: %s", ae.Code, ae.Message)
+			return
+		} else if err != nil {
+			adminFail(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, b)
+	case http.MethodDelete:
+		name := r.URL.Query().Get("name")
+		err := s.svc.budgets.Delete(name)
+		switch {
+		case errors.Is(err, budgets.ErrNotFound):
+			adminFail(w, http.StatusNotFound, "%v", err)
+		case err != nil:
+			adminFail(w, http.StatusInternalServerError, "%v", err)
+		default:
+			writeJSON(w, http.StatusOK, map[string]string{"status": "deleted"})
+		}
+	default:
+		adminFail(w, http.StatusMethodNotAllowed, "use GET, PUT or DELETE")
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
 // AdminClient is a typed client of the admin API (/_karplab/ on the emulator's endpoint).
@@ -189,4 +191,24 @@ func (c *AdminClient) RaiseEvent(ctx context.Context, kind EventKind, instanceID
 func (c *AdminClient) PublishRelease(ctx context.Context, release string) ([]PublishedImage, error) {
 	var out []PublishedImage
 	return out, c.do(ctx, http.MethodPost, "releases", nil, ReleaseRequest{Release: release}, &out)
+}
+
+// Budgets returns the account's AWS Budgets, evaluated now: each budget's limit, spend in
+// its current period (actual, forecast, burn rate), its notifications' states and every
+// alert it fired, with the emulator time and the spend at that moment.
+func (c *AdminClient) Budgets(ctx context.Context) ([]budgets.Budget, error) {
+	var out []budgets.Budget
+	return out, c.do(ctx, http.MethodGet, "budgets", nil, nil, &out)
+}
+
+// SetBudget creates the budget or updates its terms and notifications (see
+// budgets.Service.Put) and returns it evaluated.
+func (c *AdminClient) SetBudget(ctx context.Context, sp budgets.Spec) (budgets.Budget, error) {
+	var out budgets.Budget
+	return out, c.do(ctx, http.MethodPut, "budgets", nil, sp, &out)
+}
+
+// DeleteBudget deletes a budget with its notifications and alert history.
+func (c *AdminClient) DeleteBudget(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "budgets", url.Values{"name": {name}}, nil, nil)
 }

@@ -67,6 +67,7 @@ func (s *Server) resumeLedger(id string, at time.Time, pricePerHour float64) {
 	t := at
 	e.Resumed, e.Stopped, e.PricePerHour = &t, nil, pricePerHour
 	s.save(bucketLedger, id, e)
+	s.noteLedgerChange()
 }
 
 func volumeHourly(volumeType string, sizeGiB int32) float64 {
@@ -79,11 +80,12 @@ func volumeHourly(volumeType string, sizeGiB int32) float64 {
 
 func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
 
-// Callers of the ledger helpers hold s.mu.
+// Callers of the ledger helpers hold s.mu. Each change asks AWS Budgets to evaluate.
 
 func (s *Server) startLedger(e *LedgerEntry) {
 	s.ledger[e.ResourceID] = e
 	s.save(bucketLedger, e.ResourceID, e)
+	s.noteLedgerChange()
 }
 
 func (s *Server) stopLedger(id string, at time.Time) {
@@ -94,12 +96,14 @@ func (s *Server) stopLedger(id string, at time.Time) {
 	t := at
 	e.Stopped = &t
 	s.save(bucketLedger, id, e)
+	s.noteLedgerChange()
 }
 
 func (s *Server) syncLedgerTags(id string, tags []Tag) {
 	if e := s.ledger[id]; e != nil {
 		e.Tags = tagsMap(tags)
 		s.save(bucketLedger, id, e)
+		s.noteLedgerChange()
 	}
 }
 

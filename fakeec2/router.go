@@ -38,6 +38,9 @@ var targetServices = map[string]string{
 	"AmazonSSM":           "ssm",
 	"AmazonSQS":           "sqs",
 	"AWSPriceListService": "pricing",
+	// AWS Budgets' endpoint is global (budgets.amazonaws.com); the aws CLI with
+	// --endpoint-url posts here like any other.
+	"AWSBudgetServiceGateway": "budgets",
 }
 
 // queryVersions maps a Query-protocol Version to its service, for unsigned requests.

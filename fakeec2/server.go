@@ -351,6 +351,7 @@ func (s *Server) Close() error {
 		}
 	}
 	s.stopEvents() // delivers what EC2 raised before Close
+	s.stopBudgetEvaluation()
 	// Later requests (a handler still running without Serve's shutdown) see no persister
 	// rather than a closed queue: every enqueue happens under one of these locks.
 	s.mu.Lock()

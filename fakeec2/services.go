@@ -7,6 +7,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2/account"
 
+	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/eks"
 	"github.com/karplab/karplab/fakeec2/events"
 	"github.com/karplab/karplab/fakeec2/iam"
@@ -27,6 +28,9 @@ type accountServices struct {
 	pricing *pricing.Service
 	ssm     *ssm.Service
 	sqs     *sqs.Service
+	budgets *budgets.Service
+	// budgetLoop evaluates the budgets on ledger changes and on a tick (budgetledger.go).
+	budgetLoop *budgetLoop
 }
 
 // openServices opens every service over s's host and registers it with the router.
@@ -50,13 +54,20 @@ func (s *Server) openServices() error {
 	if s.svc.sqs, err = sqs.New(s.host, sqs.Options{}); err != nil {
 		return fmt.Errorf("opening SQS: %w", err)
 	}
-	for _, svc := range []account.Service{s.svc.iam, s.svc.sts, s.svc.eks, s.svc.pricing, s.svc.ssm, s.svc.sqs} {
+	if err := s.openBudgets(); err != nil {
+		return fmt.Errorf("opening Budgets: %w", err)
+	}
+	for _, svc := range []account.Service{s.svc.iam, s.svc.sts, s.svc.eks, s.svc.pricing, s.svc.ssm, s.svc.sqs, s.svc.budgets} {
 		s.registerService(svc)
 	}
 	if err := s.publishImageParameters(); err != nil {
 		return err
 	}
-	return s.ensureInterruptionQueue()
+	if err := s.ensureInterruptionQueue(); err != nil {
+		return err
+	}
+	s.startBudgetEvaluation()
+	return nil
 }
 
 // ensureInterruptionQueue creates the queue EC2's events go to, as Karpenter's
@@ -108,8 +119,8 @@ func (s *Server) priceList() []pricing.Product {
 // service CIDR), which DescribeCluster then answers.
 func (s *Server) SetEKSCluster(c eks.Cluster) error { return s.svc.eks.SetCluster(c) }
 
-// resetServices drops what callers made in the services, keeping what AWS provides
-// (seeded roles, public parameters, the interruption queue).
+// resetServices drops what callers made in the services (budgets too), keeping what AWS
+// provides (seeded roles, public parameters, the interruption queue).
 func (s *Server) resetServices() error {
 	if err := s.svc.iam.Reset(); err != nil {
 		return fmt.Errorf("resetting IAM: %w", err)
@@ -119,6 +130,9 @@ func (s *Server) resetServices() error {
 	}
 	if err := s.svc.sqs.Reset(); err != nil {
 		return fmt.Errorf("resetting SQS: %w", err)
+	}
+	if err := s.svc.budgets.Reset(); err != nil {
+		return fmt.Errorf("resetting Budgets: %w", err)
 	}
 	if err := s.publishImageParameters(); err != nil {
 		return err

@@ -1,0 +1,171 @@
+package fakeec2
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/karplab/karplab/fakeec2/budgets"
+)
+
+// AWS Budgets meets the billing ledger here: a budget's spend is the ledger's, and the
+// budgets are evaluated on every ledger change and every budgetTick, so that an alert fires
+// close to the moment spend crosses its threshold (AWS itself refreshes a few times a day).
+
+// budgetTick is how often, in real time, the budgets are evaluated at the emulator's time.
+const budgetTick = 2 * time.Second
+
+// budgetLoop evaluates the budgets on its own goroutine: ledger changes happen under s.mu,
+// and an evaluation reads the ledger under it.
+type budgetLoop struct {
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+func (s *Server) openBudgets() error {
+	svc, err := budgets.New(s.host, budgets.Options{Cost: s.budgetCost, OnAlert: s.recordBudgetAlert})
+	if err != nil {
+		return err
+	}
+	s.svc.budgets = svc
+	return nil
+}
+
+// startBudgetEvaluation starts the evaluation loop once the account is open.
+func (s *Server) startBudgetEvaluation() {
+	l := &budgetLoop{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.svc.budgetLoop = l
+	go func() {
+		defer close(l.done)
+		tick := time.NewTicker(budgetTick)
+		defer tick.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-l.wake:
+			case <-tick.C:
+			}
+			if err := s.svc.budgets.Evaluate(); err != nil {
+				s.log.Warn("evaluating budgets", "error", err)
+			}
+		}
+	}()
+}
+
+// stopBudgetEvaluation stops the loop and waits for an evaluation in progress.
+func (s *Server) stopBudgetEvaluation() {
+	l := s.svc.budgetLoop
+	if l == nil {
+		return
+	}
+	l.stopOnce.Do(func() { close(l.stop) })
+	<-l.done
+}
+
+// noteLedgerChange asks for an evaluation soon. Callers hold s.mu; it never blocks.
+func (s *Server) noteLedgerChange() {
+	if l := s.svc.budgetLoop; l != nil {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// budgetCost answers a budget's question from the ledger: what the matching resources
+// accrued in the period so far, what those billing now add by its end, and their rate.
+func (s *Server) budgetCost(q budgets.CostQuery) budgets.Cost {
+	s.advanceIfDue(q.Now)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var c budgets.Cost
+	for _, e := range s.ledger {
+		if !q.Match(e.Tags) {
+			continue
+		}
+		c.ActualUSD += e.accrueBetween(q.Start, q.Now)
+		if e.Stopped != nil {
+			continue
+		}
+		from := e.Started
+		if e.Resumed != nil {
+			from = *e.Resumed
+		}
+		if !from.After(q.Now) {
+			c.USDPerHour += e.PricePerHour
+		} else if !from.Before(q.End) {
+			continue // starts billing after the period
+		}
+		from = later(from, q.Now)
+		c.ForecastUSD += e.PricePerHour * q.End.Sub(from).Hours()
+	}
+	c.ForecastUSD += c.ActualUSD
+	return c
+}
+
+// accrueBetween is what the entry cost within [from, to]: its current billed period
+// exactly, its earlier ones (PriorUSD) as if spread evenly from Started to Resumed.
+func (e *LedgerEntry) accrueBetween(from, to time.Time) float64 {
+	cur := e.Started
+	if e.Resumed != nil {
+		cur = *e.Resumed
+	}
+	end := to
+	if e.Stopped != nil && e.Stopped.Before(end) {
+		end = *e.Stopped
+	}
+	total := e.PricePerHour * overlap(cur, end, from, to).Hours()
+	if e.PriorUSD > 0 {
+		if span := cur.Sub(e.Started); span > 0 {
+			total += e.PriorUSD * float64(overlap(e.Started, cur, from, to)) / float64(span)
+		} else if !e.Started.Before(from) && !e.Started.After(to) {
+			total += e.PriorUSD
+		}
+	}
+	return total
+}
+
+// overlap is how long [a1, a2] and [b1, b2] share.
+func overlap(a1, a2, b1, b2 time.Time) time.Duration {
+	if d := earlier(a2, b2).Sub(later(a1, b1)); d > 0 {
+		return d
+	}
+	return 0
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// recordBudgetAlert writes an alert into the audit trail as AWS Budgets' own event, with
+// the spend at that moment.
+func (s *Server) recordBudgetAlert(a budgets.Alert) {
+	usd := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	ev := &AuditEvent{Service: "budgets", Time: a.Time, Action: budgets.ActionAlert, Caller: budgets.Caller,
+		RequestID: s.ids.NewID(""), Parameters: map[string]string{
+			"budgetName": a.Budget, "notificationType": a.NotificationType, "comparisonOperator": a.ComparisonOperator,
+			"threshold": usd(a.Threshold), "thresholdType": a.ThresholdType, "thresholdUSD": usd(a.ThresholdUSD),
+			"limitUSD": usd(a.LimitUSD), "actualSpend": usd(a.ActualUSD), "forecastedSpend": usd(a.ForecastUSD),
+			"usdPerHour": usd(a.USDPerHour), "periodStart": a.PeriodStart.Format(time.RFC3339),
+		}}
+	if err := <-s.recordAudit(ev); err != nil {
+		s.log.Warn("recording a budget alert", "budget", a.Budget, "error", err)
+	}
+}
+
+// Budgets returns the account's AWS Budgets: its budgets, their spend and the alerts
+// they fired (List, Get), and Put and Delete for the lab.
+func (s *Server) Budgets() *budgets.Service { return s.svc.budgets }
