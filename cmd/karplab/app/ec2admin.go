@@ -14,6 +14,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
 // The emulator's admin commands: what a platform engineer reproducing an incident injects
@@ -49,7 +50,8 @@ func printJSON(c *cli.Context, v any) error {
 }
 
 func ec2AdminCommands() []*cli.Command {
-	return []*cli.Command{ec2AuditCommand(), ec2BillingCommand(), ec2FaultCommand(), ec2EventCommand(), ec2PolicyCommand(), ec2DecodeCommand()}
+	return []*cli.Command{ec2AuditCommand(), ec2BillingCommand(), ec2FaultCommand(), ec2EventCommand(), ec2PolicyCommand(), ec2DecodeCommand(),
+		ec2BudgetCommand()}
 }
 
 func ec2AuditCommand() *cli.Command {
@@ -58,7 +60,7 @@ func ec2AuditCommand() *cli.Command {
 		Usage: "the emulator's audit trail (CloudTrail-like): every call to every service, who made it, what it created or why it failed",
 		Flags: []cli.Flag{
 			endpointFlag(),
-			&cli.StringFlag{Name: "service", Usage: "only this service: ec2, iam, ssm, sqs, eks, pricing or sts"},
+			&cli.StringFlag{Name: "service", Usage: "only this service: ec2, iam, ssm, sqs, eks, pricing, sts or budgets"},
 			&cli.StringFlag{Name: "action", Usage: "only this action (e.g. CreateFleet, GetInstanceProfile, ReceiveMessage)"},
 			&cli.StringFlag{Name: "caller", Usage: "only this access key ID (learner AKIAKARPLABLEARNER01, Karpenter AKIAKARPENTERCONTROL)"},
 			&cli.StringFlag{Name: "resource", Usage: "only calls that created, terminated or named this resource ID"},
@@ -90,6 +92,8 @@ func ec2AuditCommand() *cli.Command {
 			for _, e := range events {
 				result := "ok"
 				switch {
+				case e.Service == "budgets" && e.Action == budgets.ActionAlert:
+					result = budgetAlertResult(e)
 				case e.ErrorCode != "" && e.DenialReason != "":
 					result = e.ErrorCode + ": " + e.DenialReason
 				case e.ErrorCode != "":
