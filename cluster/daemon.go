@@ -18,6 +18,7 @@ import (
 	"github.com/karplab/karplab/cluster/backend"
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kubelet"
+	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
 )
@@ -46,6 +47,8 @@ type DaemonConfig struct {
 	// Karpenter tunes the Karpenter process (batch window, log level, feature gates); the
 	// daemon sets provider, cluster name, kubeconfig, endpoint, queue and ports itself.
 	Karpenter karpenter.Options
+	// MetricsResolution is how often the metrics API samples usage (0: metrics-server's 15s).
+	MetricsResolution time.Duration
 }
 
 func (c *DaemonConfig) defaults() {
@@ -92,6 +95,7 @@ type daemon struct {
 	ec2              func() *fakeec2.Server
 	recorder         func() *recorder.Recorder
 	kubelet          func() *kubelet.Kubelet
+	metrics          func() *metrics.Server // returns nil when the metrics API does not run (kind)
 	restartKarpenter func(context.Context) error
 	resetMu          sync.Mutex
 	mu               sync.Mutex
@@ -264,6 +268,7 @@ func (d *daemon) controlHandler() http.Handler {
 		enc.Encode(controlLine{Done: "reset"})
 	})
 	d.kubeletHandlers(mux)
+	d.metricsHandlers(mux)
 	return mux
 }
 
@@ -282,6 +287,11 @@ func (d *daemon) reset(ctx context.Context, status io.Writer) error {
 	r.after = func(ctx context.Context) error {
 		if kl := d.kubelet(); kl != nil {
 			kl.RepairBootstrap()
+		}
+		if ms := d.metrics(); ms != nil {
+			if err := ms.Reset(ctx); err != nil {
+				return err
+			}
 		}
 		if d.restartKarpenter != nil {
 			return d.restartKarpenter(ctx)

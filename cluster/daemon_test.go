@@ -62,7 +62,7 @@ func TestMain(m *testing.M) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- RunDaemon(ctx, DaemonConfig{Home: home, EC2Addr: addr, Executable: exe,
+		done <- RunDaemon(ctx, DaemonConfig{Home: home, EC2Addr: addr, Executable: exe, MetricsResolution: time.Second,
 			Logger: slog.New(slog.NewTextHandler(log, nil))})
 	}()
 	for {

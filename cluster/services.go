@@ -18,6 +18,7 @@ import (
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kind"
 	"github.com/karplab/karplab/cluster/kubelet"
+	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
 )
@@ -89,6 +90,7 @@ func newServices(d *daemon) ([]*service, error) {
 		return nil, err
 	}
 	d.restConfig = be.RESTConfig
+	d.metrics = func() *metrics.Server { return nil }
 	services := []*service{{
 		name: "Kubernetes control plane (" + be.Name() + ")",
 		start: func(ctx context.Context) (string, error) {
@@ -178,6 +180,10 @@ func newServices(d *daemon) ([]*service, error) {
 			return detail, nil
 		},
 	})
+
+	if be.Name() == "embedded" {
+		services = append(services, metricsService(d, be))
+	}
 
 	var rec *recorder.Recorder
 	stopRec := func(context.Context) error { return nil }
