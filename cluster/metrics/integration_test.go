@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -138,7 +139,7 @@ func bootWorld(tb testing.TB) error {
 		return err
 	}
 	if world.srv, err = New(Options{RESTConfig: world.cp.RESTConfig(), Resolution: testResolution, Enforce: true,
-		PressureTransitionPeriod: 2 * time.Second, Logger: logFile("metrics.log")}); err != nil {
+		PressureTransitionPeriod: 3 * time.Second, Logger: logFile("metrics.log")}); err != nil {
 		return err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -402,9 +403,13 @@ spec:
 		!strings.HasSuffix(evicted.Status.Message, "Container render was using 2Gi, request is 1Gi, has larger consumption of memory. ") {
 		t.Errorf("evicted pod %s: phase %s, message %q", evicted.Name, evicted.Status.Phase, evicted.Status.Message)
 	}
-	eventually(t, 10*time.Second, "node MemoryPressure=True and the Evicted event", func(ctx context.Context) (bool, error) {
+	eventually(t, 10*time.Second, "node MemoryPressure=True, its taint, and the Evicted event", func(ctx context.Context) (bool, error) {
 		n, err := world.kube.CoreV1().Nodes().Get(ctx, "kwok-pressure-1", metav1.GetOptions{})
 		if err != nil || !nodeCondition(n, corev1.NodeMemoryPressure) {
+			return false, nil
+		}
+		// The controller manager's node lifecycle controller taints by condition.
+		if !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeMemoryPressure }) {
 			return false, nil
 		}
 		evs, err := world.kube.CoreV1().Events("pressure").List(ctx, metav1.ListOptions{FieldSelector: "reason=Evicted,involvedObject.name=" + evicted.Name})

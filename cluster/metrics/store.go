@@ -231,12 +231,10 @@ func evaluate(ctx context.Context, in sampleInput) []evaluated {
 	}
 	var done []evaluated
 	for _, pod := range in.pods {
-		if pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning {
-			continue
-		}
+		// A node that is not Ready has no kubelet to report its pods, as for metrics-server.
 		node := nodes[pod.Spec.NodeName]
-		if node == nil {
-			node = &corev1.Node{}
+		if node == nil || !nodeReady(node) || pod.Status.Phase != corev1.PodRunning {
+			continue
 		}
 		e := evaluated{pod: pod, amounts: map[string]amount{}, demands: map[string]int64{}}
 		var sources []string
