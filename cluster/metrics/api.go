@@ -58,6 +58,16 @@ func (s *Server) apiHandler() http.Handler {
 	mux.HandleFunc("GET "+prefix+"/pods", s.listPods)
 	mux.HandleFunc("GET "+prefix+"/namespaces/{namespace}/pods", s.listPods)
 	mux.HandleFunc("GET "+prefix+"/namespaces/{namespace}/pods/{name}", s.getPod)
+	// No schemas are published (kubectl explain does not know PodMetrics); empty documents
+	// keep the aggregator's OpenAPI controllers from retrying a missing spec forever.
+	mux.HandleFunc("GET /openapi/v2", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"swagger":"2.0","info":{"title":"metrics-server (karplab)","version":"v1beta1"},"paths":{}}`))
+	})
+	mux.HandleFunc("GET /openapi/v3", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"paths":{}}`))
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && strings.HasPrefix(r.URL.Path, prefix+"/") {
 			writeError(w, r, apierrors.NewMethodNotSupported(podsResource, strings.ToLower(r.Method)))
