@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -334,6 +335,25 @@ spec:
 	if _, err = kubectl(t, "top", "pod", "-n", "ziba", "nobody"); err == nil || !strings.Contains(err.Error(), `pods "nobody" not found`) {
 		t.Errorf("kubectl top pod nobody: %v, want pods \"nobody\" not found", err)
 	}
+
+	// RBAC as with metrics-server: the view role gets metrics through
+	// system:aggregated-metrics-reader; without a binding the learner is refused.
+	if _, err = kubectl(t, "top", "pods", "-n", "ziba", "--as", "learner"); err == nil ||
+		!strings.Contains(err.Error(), `User "learner" cannot list resource "pods" in API group "metrics.k8s.io" in the namespace "ziba"`) {
+		t.Errorf("kubectl top pods as an unbound user: %v, want forbidden", err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ziba", Name: "learner-view"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "learner"}},
+	}
+	if _, err := world.kube.RbacV1().RoleBindings("ziba").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "kubectl top pods as a viewer", func(context.Context) (bool, error) {
+		out, err = kubectl(t, "top", "pods", "-n", "ziba", "--as", "learner")
+		return err == nil && strings.Contains(out, "render-0"), nil
+	}, func() string { return fmt.Sprintf("%v\n%s", err, out) })
 
 	// The typed clientset graders can use, in protobuf as kubectl top asks.
 	cfg := rest.CopyConfig(world.cp.RESTConfig())
