@@ -65,6 +65,8 @@ type PodRow struct {
 	// or delete began: its ReplicaSet replaces it from then on), DeletedAt when it was gone.
 	TerminatingAt *time.Time `json:"terminatingAt,omitempty"`
 	DeletedAt     *time.Time `json:"deletedAt,omitempty"`
+	// Usage is what the lab's metrics-server observed of it (nil without a metrics API).
+	Usage *UsageRow `json:"usage,omitempty"`
 }
 
 // LeftAt is when the pod began to leave its node, nil while it stays.
@@ -320,6 +322,7 @@ func CorrelateHistory(h *History, s *Snapshot) *Evidence {
 		}
 		ev.Pods = append(ev.Pods, row)
 	}
+	addUsage(ev, s.Usage)
 	ev.Leaks = findLeaks(ev, h)
 	ev.Unattached = findUnattached(s, ev.Instances)
 	ev.Denied = deniedPods(ev)

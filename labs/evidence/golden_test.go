@@ -69,6 +69,9 @@ func TestGoldenEvidence(t *testing.T) {
 		{name: "orphaned-exercise"},
 		{name: "overlap-solution"},
 		{name: "overlap-exercise"},
+		// The USAGE table: observed peaks against requests, evictions.
+		{name: "truth-solution"},
+		{name: "truth-exercise"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

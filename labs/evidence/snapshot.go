@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
 )
@@ -42,6 +43,9 @@ type Snapshot struct {
 	PDBs []policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
 	// Images are the EKS-optimized AL2023 AMIs EC2 describes (amazon's), for the AMI graders.
 	Images []ec2types.Image `json:"images,omitempty"`
+	// Usage is what the lab's metrics-server observed: each pod's current and peak usage
+	// against its requests (nil where no metrics API runs, and in older snapshots).
+	Usage *metrics.Report `json:"usage,omitempty"`
 }
 
 // GraderAccessKeyID signs the graders' EC2 reads, so the audit trail (and the evidence page)
@@ -59,6 +63,8 @@ type Sources struct {
 	Admin *fakeec2.AdminClient
 	// Now dates the snapshot.
 	Now func() time.Time
+	// Usage reads the lab's metrics-server records; nil where none runs.
+	Usage func(context.Context) (*metrics.Report, error)
 }
 
 // Take reads both control planes into a snapshot.
@@ -129,6 +135,11 @@ func Take(ctx context.Context, src Sources) (*Snapshot, error) {
 		return nil, fmt.Errorf("describing images: %w", err)
 	}
 	s.Images = images.Images
+	if src.Usage != nil {
+		if s.Usage, err = src.Usage(ctx); err != nil {
+			return nil, fmt.Errorf("reading the metrics-server's usage records: %w", err)
+		}
+	}
 	return s, nil
 }
 

@@ -29,6 +29,7 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 			dash(r.NodeClaim), dash(r.InstanceID), dash(r.Node), rel(r.ScheduledAt), rel(r.StartedAt), r.Phase)
 		_ = created
 	}
+	ev.writeUsage(tw, rel)
 	p("\nNODECLAIM\tNODEPOOL\tTYPE\tZONE\tCAPACITY\tCREATED\tLAUNCHED\tREGISTERED\tINITIALIZED\tDELETED\tDISRUPTION\n")
 	for _, r := range ev.NodeClaims {
 		created := r.Created
