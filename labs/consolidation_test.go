@@ -20,7 +20,6 @@ func TestIntegrationConsolidationSolutionPasses(t *testing.T) {
 	}
 	keepSnapshot(t, e, "consolidation-solution")
 	t.Logf("staged and consolidated in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
-	rehearseReads(t, "../exercises/consolidation/README.md")
 }
 
 func TestIntegrationConsolidationExerciseFails(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,7 +77,7 @@ func TestIntegrationDocsAWSCommandsServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := docCommands(t)
-	if len(cmds) < 20 {
+	if len(cmds) < 15 { // a floor: fewer means the extraction broke
 		t.Fatalf("found only %d aws commands in the documents", len(cmds))
 	}
 	for _, cli := range docsCLIs(t) {
@@ -131,41 +130,6 @@ func docsCLIs(t *testing.T) []docsCLI {
 		t.Skip("no aws CLI (apt-get install awscli)")
 	}
 	return out
-}
-
-// readVerbs are the kubectl verbs a document's reader runs to look: rehearsed verbatim. The
-// verbs that change the cluster (apply, patch, scale, delete) are what the labs' own tests
-// do through the API.
-var readVerbs = map[string]bool{"get": true, "describe": true, "top": true, "logs": true, "explain": true, "rollout": true}
-
-// rehearseReads runs every kubectl command of doc that only reads, verbatim, against the lab
-// as the test left it (a watch for three seconds): each must succeed. Lines with a
-// placeholder (<...>) are the reader's to complete and are left out.
-func rehearseReads(t *testing.T, doc string) {
-	t.Helper()
-	ran := 0
-	for _, c := range commandLines(t, "kubectl", doc) {
-		f := strings.Fields(c.line)
-		if len(f) < 2 || !readVerbs[f[1]] || strings.Contains(c.line, "<") {
-			continue
-		}
-		script := c.line
-		watch := slices.Contains(f, "-w") || slices.Contains(f, "--watch")
-		if watch {
-			script = "timeout 3 " + script
-		}
-		out, err := runShell(t, kubectlDir(t), script)
-		if ee, ok := err.(*exec.ExitError); ok && watch && ee.ExitCode() == 124 {
-			err = nil
-		}
-		if err != nil {
-			t.Errorf("%s: %s\n  %v\n%s", c.where, c.line, err, out)
-		}
-		ran++
-	}
-	if ran == 0 {
-		t.Errorf("%s has no kubectl command to rehearse", doc)
-	}
 }
 
 // kubectlDir holds the kubectl to rehearse with: the machine's, else a shim to the one built

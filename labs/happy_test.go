@@ -39,8 +39,6 @@ func TestIntegrationHappyPathSolutionPasses(t *testing.T) {
 	if row == nil || row.Phase != "Running" || row.NodeClaim == "" || row.InstanceID == "" {
 		t.Errorf("the course's example pod's evidence row: %+v", row)
 	}
-	rehearseReads(t, "../README.md")
-	rehearseReads(t, "../exercises/happy-path/README.md")
 }
 
 func TestIntegrationHappyPathExerciseFails(t *testing.T) {

@@ -21,7 +21,6 @@ func TestIntegrationInterruptionSolutionPasses(t *testing.T) {
 	}
 	keepSnapshot(t, e, "interruption-solution")
 	t.Logf("staged, warned, drained and recovered in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
-	rehearseReads(t, "../exercises/interruption/README.md")
 }
 
 func TestIntegrationInterruptionExerciseFails(t *testing.T) {

@@ -33,7 +33,6 @@ func TestIntegrationOrphanedStorageSolutionPasses(t *testing.T) {
 	if !strings.Contains(swept, "by you") {
 		t.Errorf("want the orphans deleted by the learner:\n%s", reportText(r))
 	}
-	rehearseReads(t, "../exercises/orphaned-storage/README.md")
 }
 
 // The untouched exercise fails on what is left; a learner who deletes the backup of a disk
