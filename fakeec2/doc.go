@@ -16,5 +16,9 @@
 // under /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go)
 // is the HTTP client SDK users of the emulator should prefer.
 //
+// The account's other services live in their own packages over the same store, clock,
+// audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by
+// router.go; budgetledger.go feeds the budgets' spend from the billing ledger.
+//
 // It knows nothing of Kubernetes: it must not import k8s.io, sigs.k8s.io, cluster or labs.
 package fakeec2
