@@ -24,7 +24,7 @@ import (
 //	GET    /_karplab/faults                   []Fault
 //	POST   /_karplab/faults                   Fault in, Fault (with ID) out
 //	DELETE /_karplab/faults[?id=ID]           clear one or all
-//	POST   /_karplab/reset                    wipe instances, volumes, ENIs, templates, ledger, audit, policy, faults
+//	POST   /_karplab/reset                    wipe instances, volumes, ENIs, templates, ledger, audit, policy, faults; lab time back to wall time
 //	GET    /_karplab/decode?message=M         DecodedMessage
 //	POST   /_karplab/interrupt                InterruptRequest in, []AuditEvent out (spot warning, then reclaim)
 //	POST   /_karplab/events                   EventRequest in, []AuditEvent out (rebalance, scheduled change)
@@ -33,6 +33,8 @@ import (
 //	GET    /_karplab/budgets                  []budgets.Budget (spend as of now, alerts fired)
 //	PUT    /_karplab/budgets                  budgets.Spec in, budgets.Budget out (create or update)
 //	DELETE /_karplab/budgets?name=N           delete one budget
+//	GET    /_karplab/time                     LabTime (the account's clock and its lead)
+//	POST   /_karplab/time/skip                TimeSkipRequest in, TimeSkip out (400: a bad duration)
 //
 // Errors come back as {"error": "..."} with a 4xx/5xx status.
 const adminPrefix = "/_karplab/"
@@ -218,6 +220,14 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, images)
 	case "budgets":
 		s.serveAdminBudgets(w, r)
+	case "time":
+		if r.Method != http.MethodGet {
+			adminFail(w, http.StatusMethodNotAllowed, "use GET")
+			return
+		}
+		writeJSON(w, http.StatusOK, s.LabTime())
+	case "time/skip":
+		s.serveAdminSkip(w, r)
 	case "decode":
 		msg := q.Get("message")
 		reason, ok := s.DecodeAuthorizationMessage(msg)
@@ -275,6 +285,29 @@ func (s *Server) serveAdminBudgets(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveAdminSkip answers POST /_karplab/time/skip.
+func (s *Server) serveAdminSkip(w http.ResponseWriter, r *http.Request) {
+	var req TimeSkipRequest
+	if !decodeAdminPost(w, r, &req) {
+		return
+	}
+	d, err := time.ParseDuration(req.Duration)
+	if err != nil {
+		adminFail(w, http.StatusBadRequest, "duration %q: want a Go duration (e.g. 5m, 2h, 720h)", req.Duration)
+		return
+	}
+	if err := CheckSkip(d); err != nil {
+		adminFail(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	sk, err := s.SkipTime(d)
+	if err != nil {
+		adminFail(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sk)
+}
+
 // InterruptRequest is the body of POST /_karplab/interrupt.
 type InterruptRequest struct {
 	InstanceIDs []string `json:"instanceIds"`
@@ -324,9 +357,11 @@ func parseAdminTime(v string) (time.Time, error) {
 }
 
 // Reset wipes instances, volumes, ENIs, launch templates, fleets, the ledger, the audit
-// trail, the policy and the faults. The default VPC, subnets, security groups and images
-// stay, with their IDs.
+// trail, the policy and the faults, and puts the lab clock back on the base clock. The
+// default VPC, subnets, security groups and images stay, with their IDs.
 func (s *Server) Reset() error {
+	s.skipMu.Lock() // not while a skip walks the budgets through lab time
+	defer s.skipMu.Unlock()
 	s.mu.Lock()
 	s.auditMu.Lock()
 	for _, b := range []struct {
@@ -348,6 +383,9 @@ func (s *Server) Reset() error {
 	s.resetIdempotency()
 	s.resetMaps(false)
 	s.removePublished()
+	// The account is fresh: nothing dated in lab time survives, so its clock goes back to
+	// the base clock (wall time in a lab).
+	s.clock.setOffset(0)
 	s.saveMeta()
 	wait := s.flushLocked()
 	s.auditMu.Unlock()

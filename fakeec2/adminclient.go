@@ -212,3 +212,16 @@ func (c *AdminClient) SetBudget(ctx context.Context, sp budgets.Spec) (budgets.B
 func (c *AdminClient) DeleteBudget(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "budgets", url.Values{"name": {name}}, nil, nil)
 }
+
+// Time returns the account's clock: lab time, the base (wall) clock and the lead.
+func (c *AdminClient) Time(ctx context.Context) (LabTime, error) {
+	var t LabTime
+	return t, c.do(ctx, http.MethodGet, "time", nil, nil, &t)
+}
+
+// SkipTime moves the account's clock d forward (see Server.SkipTime) and returns what
+// accrued and which budget alerts fired in the skipped span.
+func (c *AdminClient) SkipTime(ctx context.Context, d time.Duration) (TimeSkip, error) {
+	var out TimeSkip
+	return out, c.do(ctx, http.MethodPost, "time/skip", nil, TimeSkipRequest{Duration: d.String()}, &out)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,6 +18,21 @@ type Clock interface {
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now().UTC() }
+
+// labClock is the server's clock: its base (Options.Clock or the real clock) plus the
+// lab's offset, which SkipTime moves forward and Reset puts back to zero. Everything the
+// emulator dates (launch times, timers, the ledger, budgets, events) reads it.
+type labClock struct {
+	base   Clock
+	offset atomic.Int64 // nanoseconds
+}
+
+func (c *labClock) Now() time.Time { return c.base.Now().Add(c.Offset()) }
+
+// Offset is how far the lab's time runs ahead of the base clock.
+func (c *labClock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
+
+func (c *labClock) setOffset(d time.Duration) { c.offset.Store(int64(d)) }
 
 // FakeClock is a Clock that moves only when told. It is safe for concurrent use.
 type FakeClock struct {

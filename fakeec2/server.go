@@ -82,7 +82,7 @@ type Server struct {
 	shutdownDelay   time.Duration
 	retention       time.Duration
 	volumeDelay     time.Duration
-	clock           Clock
+	clock           *labClock
 	ids             IDGenerator
 	log             *slog.Logger
 	types           map[string]*InstanceTypeInfo
@@ -137,6 +137,8 @@ type Server struct {
 	interruptionQueue string
 	defaultPolicy     Policy
 	persistMu         sync.RWMutex
+	// skipMu serializes SkipTime: one walk through skipped time at a time.
+	skipMu sync.Mutex
 }
 
 type zoneInfo struct {
@@ -154,7 +156,7 @@ func New(opts Options) (*Server, error) {
 		shutdownDelay: durationOr(opts.ShutdownDelay, DefaultShutdownDelay),
 		retention:     durationOr(opts.TerminatedRetention, DefaultTerminatedRetention),
 		volumeDelay:   durationOr(opts.VolumeDelay, DefaultVolumeDelay),
-		clock:         opts.Clock,
+		clock:         &labClock{base: opts.Clock},
 		ids:           opts.IDs,
 		log:           opts.Logger,
 	}
@@ -173,8 +175,8 @@ func New(opts Options) (*Server, error) {
 	if s.account == "" {
 		s.account = DefaultAccountID
 	}
-	if s.clock == nil {
-		s.clock = realClock{}
+	if s.clock.base == nil {
+		s.clock.base = realClock{}
 	}
 	if s.ids == nil {
 		s.ids = randomIDs{}
@@ -271,6 +273,9 @@ type metaRecord struct {
 	AuditSeq uint64  `json:"auditSeq"`
 	Policy   Policy  `json:"policy"`
 	Faults   []Fault `json:"faults"`
+	// Offset is the lab clock's lead over the base clock (SkipTime), so that a restarted
+	// daemon keeps lab time.
+	Offset time.Duration `json:"offset,omitempty"`
 }
 
 // load reads the state file; seeded is false for a new, empty one.
@@ -290,6 +295,7 @@ func (s *Server) load() (seeded bool, err error) {
 		return false, nil
 	}
 	s.seq, s.policy, s.faults = meta.Seq, meta.Policy, meta.Faults
+	s.clock.setOffset(meta.Offset)
 	errs := []error{
 		loadJSON(p, bucketVPCs, func(r *vpc) { s.vpcs[r.ID] = r }),
 		loadJSON(p, bucketSubnets, func(r *subnet) { s.subnets[r.ID] = r }),
@@ -438,7 +444,7 @@ func (s *Server) remove(bucket, key string) {
 }
 
 func (s *Server) saveMeta() {
-	s.save(bucketMeta, "meta", metaRecord{Seq: s.seq, Policy: s.policy, Faults: s.faults})
+	s.save(bucketMeta, "meta", metaRecord{Seq: s.seq, Policy: s.policy, Faults: s.faults, Offset: s.clock.Offset()})
 }
 
 // flushLocked queues the pending writes; the channel reports when they are on disk.

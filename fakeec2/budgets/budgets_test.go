@@ -373,3 +373,44 @@ func TestTagFilter(t *testing.T) {
 		t.Errorf("tag-filtered spend: actual %g, rate %g, forecast %g; want 0.5, 1, 15", b.ActualUSD, b.USDPerHour, b.ForecastUSD)
 	}
 }
+
+// TestEvaluateSpanDatesEachCrossing walks a skipped day: each alert fires at the step that
+// crossed, with the spend then, not all at once with the day's total; an evaluation waiting
+// for the walk runs after it.
+func TestBudgetEvaluateSpanDatesEachCrossing(t *testing.T) {
+	f := start(t, nil)
+	_, err := f.svc.Put(budgets.Spec{Name: "lab", LimitUSD: 10, TimeUnit: "MONTHLY", Notifications: []budgets.NotificationSpec{
+		{Type: "ACTUAL", Threshold: 50}, {Type: "ACTUAL", Threshold: 80}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ledger.add(1, nil) // 1 $/h: 50% after 5h, 80% after 8h
+	from, to := t0, t0.Add(24*time.Hour)
+	waited := make(chan error, 1)
+	alerts, err := f.svc.EvaluateSpan(from, to, time.Minute, func() error {
+		f.ledger.advance(24 * time.Hour)
+		go func() { waited <- f.svc.Evaluate() }() // held until the walk is done
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range alerts {
+		got = append(got, fmt.Sprintf("%g%% at +%s, actual %g", a.Threshold, a.Time.Sub(from), a.ActualUSD))
+	}
+	want := []string{"50% at +5h1m0s, actual 5.016667", "80% at +8h1m0s, actual 8.016667"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("alerts of the walk (-want +got):\n%s", diff)
+	}
+	if len(f.alerts) != 2 {
+		t.Errorf("OnAlert told of %d alerts, want 2", len(f.alerts))
+	}
+	if _, err := f.svc.EvaluateSpan(from, to, 0, nil); err == nil {
+		t.Error("a walk with step 0 was taken")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
 )
@@ -89,7 +90,42 @@ func (s *Service) Serve(c *account.Call) *account.Response {
 func (s *Service) Evaluate() error {
 	s.evalMu.Lock()
 	defer s.evalMu.Unlock()
-	now := s.host.Now()
+	_, err := s.evaluateAt(s.host.Now())
+	return err
+}
+
+// EvaluateSpan evaluates every budget at from+step, from+2*step, ..., to, in order, and
+// returns the alerts fired, each dated at the step that crossed: skipped lab time alerts
+// as if it had passed. No other evaluation runs during the walk; begin, if not nil, runs
+// first under the same hold (fakeec2 moves its clock to to there, so that no evaluation
+// sees to before the walk reaches it). An error of begin ends the walk before it starts.
+func (s *Service) EvaluateSpan(from, to time.Time, step time.Duration, begin func() error) ([]Alert, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("evaluating budgets from %s to %s: step %s is not positive", from, to, step)
+	}
+	s.evalMu.Lock()
+	defer s.evalMu.Unlock()
+	if begin != nil {
+		if err := begin(); err != nil {
+			return nil, err
+		}
+	}
+	alerts := []Alert{}
+	for at := from.Add(step); ; at = at.Add(step) {
+		if at.After(to) {
+			at = to
+		}
+		fired, err := s.evaluateAt(at)
+		alerts = append(alerts, fired...)
+		if err != nil || !at.Before(to) {
+			return alerts, err
+		}
+	}
+}
+
+// evaluateAt is one evaluation as of now; callers hold evalMu. It returns the alerts
+// fired once they are durable and onAlert was told.
+func (s *Service) evaluateAt(now time.Time) ([]Alert, error) {
 	type job struct {
 		name string
 		gen  uint64
@@ -104,7 +140,7 @@ func (s *Service) Evaluate() error {
 	}
 	s.mu.Unlock()
 	if len(jobs) == 0 {
-		return nil
+		return nil, nil
 	}
 	costs := make([]Cost, len(jobs))
 	if s.cost != nil {
@@ -129,14 +165,14 @@ func (s *Service) Evaluate() error {
 	wait := s.host.Store().Enqueue(ops...)
 	s.mu.Unlock()
 	if err := <-wait; err != nil {
-		return fmt.Errorf("saving budget alerts: %w", err)
+		return nil, fmt.Errorf("saving budget alerts: %w", err)
 	}
 	if s.onAlert != nil {
 		for _, a := range fired {
 			s.onAlert(a)
 		}
 	}
-	return nil
+	return fired, nil
 }
 
 // List evaluates every budget and returns them by name.

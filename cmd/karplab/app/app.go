@@ -96,6 +96,7 @@ Start here:
 			checkCommand(),
 			lintCommand(),
 			evidenceCommand(),
+			timeCommand(),
 			kubeletCommand(),
 			ec2Command(),
 			daemonCommand(),

@@ -14,8 +14,9 @@ func resetCommand() *cli.Command {
 		Usage: "bring the running lab back to its starting point (the daemon keeps running)",
 		Description: `Deletes the workload namespaces and the default namespace's workloads, NodePools,
 NodeClaims, nodes, EC2NodeClasses, and resets the EC2 account (instances, volumes, ENIs,
-launch templates, billing, audit trail, policy, faults; the default VPC, subnets, security
-groups and images stay), then restarts Karpenter and starts a new evidence history.`,
+launch templates, billing, audit trail, policy, faults, and the account's clock goes back
+to wall time; the default VPC, subnets, security groups and images stay), then restarts
+Karpenter and starts a new evidence history.`,
 		Action: func(c *cli.Context) error {
 			home, err := cluster.DefaultHome()
 			if err != nil {

@@ -1,0 +1,155 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/karplab/karplab/fakeec2"
+)
+
+// timeCommand shows and skips the lab account's clock: the emulator's half of lab time.
+func timeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "time",
+		Usage: "the AWS account's clock (lab time), the wall clock and how far the account runs ahead",
+		Description: `The lab's AWS account has its own clock. It starts at wall time and moves forward only
+with karplab time skip, so that hours of spend, budget alerts and instance timers happen
+in a second. karplab reset puts it back to wall time.`,
+		Flags:       []cli.Flag{endpointFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Subcommands: []*cli.Command{timeSkipCommand()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return &exitError{code: ExitError, err: fmt.Errorf("time: unknown argument %q (karplab time skip DURATION skips)", c.Args().First())}
+			}
+			admin, err := adminClient(c)
+			if err != nil {
+				return err
+			}
+			lt, err := admin.Time(c.Context)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, lt)
+			}
+			fmt.Fprintf(c.App.Writer, "lab time   %s\nwall time  %s\noffset     %s ahead\n", labStamp(lt.Now), labStamp(lt.Wall), lt.Offset)
+			return nil
+		},
+	}
+}
+
+func timeSkipCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "skip",
+		Usage:     "move the AWS account's clock forward, as if DURATION had passed (5m, 2h, 30d)",
+		ArgsUsage: "DURATION",
+		Description: `Examples:
+   karplab time skip 2h      two hours of spend in a second: does the budget alert?
+   karplab time skip 30d     a month (d is 24h; any Go duration works: 90m, 1h30m, 720h)
+
+What moves: the EC2 emulator's clock, so instance launch and state times and their
+timers (boot, shutdown, spot reclaim, how long terminated instances stay describable),
+the billing ledger (karplab ec2 billing), AWS Budgets, which are evaluated minute by
+minute through the skipped span (1/1440 of it beyond a day) so that each alert fires at
+the moment its spend crossed, and the times of EventBridge events. It prints what the
+span cost, by NodePool, and each alert that fired in it.
+
+What does not move yet: Karpenter's controllers and Kubernetes' own timestamps
+(creationTimestamp, events, consolidateAfter, expireAfter) run on the wall clock, so a
+skip does not age NodeClaims or trigger disruption. karplab reset returns the account's
+clock to wall time. A skip is one way: the clock never goes back.`,
+		Flags: []cli.Flag{endpointFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return &exitError{code: ExitError, err: fmt.Errorf("time skip: name one duration (karplab time skip 2h)")}
+			}
+			d, err := parseSkip(c.Args().First())
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			admin, err := adminClient(c)
+			if err != nil {
+				return err
+			}
+			sk, err := admin.SkipTime(c.Context, d)
+			if err != nil {
+				return &exitError{code: ExitError, err: err}
+			}
+			if c.Bool("json") {
+				return printJSON(c, sk)
+			}
+			return printSkip(c.App.Writer, d, sk)
+		},
+	}
+}
+
+// parseSkip reads a Go duration, or days with a d suffix (30d, 1d12h), and checks the
+// bounds the emulator takes before asking it.
+func parseSkip(v string) (time.Duration, error) {
+	bad := fmt.Errorf("duration %q: want a Go duration or days (e.g. 5m, 2h, 30d)", v)
+	var days time.Duration
+	rest := v
+	if n, after, ok := strings.Cut(v, "d"); ok {
+		k, err := strconv.Atoi(n)
+		if err != nil || k > int(fakeec2.MaxSkip/(24*time.Hour))+1 {
+			return 0, bad
+		}
+		days, rest = time.Duration(k)*24*time.Hour, after
+	}
+	var d time.Duration
+	if rest != "" {
+		var err error
+		if d, err = time.ParseDuration(rest); err != nil {
+			return 0, bad
+		}
+	}
+	d += days
+	return d, fakeec2.CheckSkip(d)
+}
+
+func printSkip(w io.Writer, d time.Duration, sk fakeec2.TimeSkip) error {
+	fmt.Fprintf(w, "skipped %s: %s -> %s (the account now runs %s ahead of the wall clock)\n",
+		d, labStamp(sk.From), labStamp(sk.To), sk.Offset)
+	fmt.Fprintf(w, "cost accrued in the span: %.4f USD\n", sk.CostUSD)
+	pools := make([]string, 0, len(sk.CostByNodePool))
+	for p := range sk.CostByNodePool {
+		pools = append(pools, p)
+	}
+	sort.Strings(pools)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(pools) > 0 {
+		fmt.Fprintln(tw, "  NODEPOOL\tUSD")
+	}
+	for _, p := range pools {
+		name := p
+		if name == "" {
+			name = "(no karpenter.sh/nodepool tag)"
+		}
+		fmt.Fprintf(tw, "  %s\t%.4f\n", name, sk.CostByNodePool[p])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(sk.Alerts) == 0 {
+		fmt.Fprintln(w, "no budget alert fired in the span")
+		return nil
+	}
+	fmt.Fprintln(w, "budget alerts fired in the span:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  BUDGET\tTYPE\tTHRESHOLD\tACTUAL USD\tAT")
+	for _, a := range sk.Alerts {
+		fmt.Fprintf(tw, "  %s\t%s\t> %s (%s USD)\t%.4f\t%s\n", a.Budget, a.NotificationType,
+			thresholdText(a.Threshold, a.ThresholdType), usd(a.ThresholdUSD), a.ActualUSD, labStamp(a.Time))
+	}
+	return tw.Flush()
+}
+
+// labStamp prints a time in UTC: budget periods are UTC days and months.
+func labStamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
