@@ -386,6 +386,7 @@ var docsToRehearse = []struct{ doc, lab string }{
 	{"../exercises/orphaned-storage/README.md", "orphaned-storage"},
 	{"../exercises/nodepool-overlap/README.md", "nodepool-overlap"},
 	{"../exercises/requests-truth/README.md", "requests-truth"},
+	{"../exercises/runaway-demand/README.md", "runaway-demand"},
 }
 
 // Every document parses, every lab's README is rehearsed, and no line has a placeholder no

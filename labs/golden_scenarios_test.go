@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Real runs of the denied-path, leak, bootstrap-failure, orphaned-storage, nodepool-overlap and requests-truth labs (solution, untouched exercise,
+// Real runs of the denied-path, leak, bootstrap-failure, orphaned-storage, nodepool-overlap, requests-truth and runaway-demand labs (solution, untouched exercise,
 // and for the leak the learner's detection followed by Karpenter's garbage collection),
 // graded offline; their reports are pinned by golden files (the evidence package pins their
 // correlation).
@@ -31,6 +31,8 @@ func TestGoldenScenarios(t *testing.T) {
 		{lab: overlapLab, snapshot: "overlap-exercise", wantFailed: []string{"placed-by-intended-pool", "no-accidental-overlap", "nodepools-lint-clean", "costlier-pool-own-workload"}},
 		{lab: truthLab, snapshot: "truth-solution"},
 		{lab: truthLab, snapshot: "truth-exercise", wantFailed: []string{"workload-running", "requests-cover-peaks", "machines-hold-peaks", "no-eviction-since-fix"}},
+		{lab: runawayLab, snapshot: "runaway-solution"},
+		{lab: runawayLab, snapshot: "runaway-exercise", wantFailed: []string{"nodepool-bounded", "peak-within-limits", "limits-respected", "cost-alert-before-threshold"}},
 		{lab: bootstrapLab, snapshot: "bootstrap-exercise", wantFailed: []string{"userdata-fixed", "stuck-nodeclaims-gone", "workload-running", "chain-complete", "timestamps-ordered"}},
 	}
 	for _, tt := range tests {

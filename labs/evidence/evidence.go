@@ -14,6 +14,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
 // Evidence is the correlation record of DESIGN.md: one row per workload pod, joined across
@@ -34,6 +35,8 @@ type Evidence struct {
 	// Launches are the CreateFleet and RunInstances calls in the audit trail, denials included.
 	Launches []AuditCall `json:"launches"`
 	Cost     Cost        `json:"cost"`
+	// Budgets are the account's cost budgets with the alerts they fired (lab time).
+	Budgets []budgets.Budget `json:"budgets,omitempty"`
 }
 
 // PodRow is one workload pod's chain: pending demand, provisioning decision, machine, node, run.
@@ -281,7 +284,7 @@ func Correlate(s *Snapshot) *Evidence { return CorrelateHistory(DecodeHistory(s.
 // CorrelateHistory is Correlate with s.History already decoded as h, for callers that read
 // the history too (the graders), so it is decoded once.
 func CorrelateHistory(h *History, s *Snapshot) *Evidence {
-	ev := &Evidence{TakenAt: s.TakenAt}
+	ev := &Evidence{TakenAt: s.TakenAt, Budgets: s.Budgets}
 	ev.Instances = correlateInstances(s)
 	ev.Launches = launchCalls(s.Audit)
 

@@ -72,6 +72,9 @@ func TestGoldenEvidence(t *testing.T) {
 		// The USAGE table: observed peaks against requests, evictions.
 		{name: "truth-solution"},
 		{name: "truth-exercise"},
+		// The BUDGET table: the alert dated in lab time, inside the skipped span.
+		{name: "runaway-solution"},
+		{name: "runaway-exercise"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
 // Snapshot is everything the graders read, taken at one time from both control planes: the
@@ -46,6 +47,9 @@ type Snapshot struct {
 	// Usage is what the lab's metrics-server observed: each pod's current and peak usage
 	// against its requests (nil where no metrics API runs, and in older snapshots).
 	Usage *metrics.Report `json:"usage,omitempty"`
+	// Budgets are the account's AWS Budgets: their spend and every alert they fired (nil
+	// in older snapshots).
+	Budgets []budgets.Budget `json:"budgets,omitempty"`
 }
 
 // GraderAccessKeyID signs the graders' EC2 reads, so the audit trail (and the evidence page)
@@ -135,6 +139,9 @@ func Take(ctx context.Context, src Sources) (*Snapshot, error) {
 		return nil, fmt.Errorf("describing images: %w", err)
 	}
 	s.Images = images.Images
+	if s.Budgets, err = src.Admin.Budgets(ctx); err != nil {
+		return nil, fmt.Errorf("reading the account's budgets: %w", err)
+	}
 	if src.Usage != nil {
 		if s.Usage, err = src.Usage(ctx); err != nil {
 			return nil, fmt.Errorf("reading the metrics-server's usage records: %w", err)

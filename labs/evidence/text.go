@@ -88,6 +88,7 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 		}
 	}
 	p("total\t\t$%.6f\t(now $%.4f/h)\n", ev.Cost.TotalUSD, ev.Cost.HourlyNowUSD)
+	ev.writeBudgets(p)
 	return tw.Flush()
 }
 
@@ -150,4 +151,22 @@ func encryption(e *bool) string {
 		return "encrypted"
 	}
 	return "UNENCRYPTED"
+}
+
+// writeBudgets prints each budget's spend and the alerts it fired, in lab time (the account's
+// clock, which karplab time skip moves).
+func (ev *Evidence) writeBudgets(p func(format string, args ...any)) {
+	if len(ev.Budgets) == 0 {
+		return
+	}
+	p("\nBUDGET\tPERIOD\tLIMIT\tACTUAL\tFORECAST\tUSD/H\tALERTS (lab time)\n")
+	for _, b := range ev.Budgets {
+		var alerts []string
+		for _, a := range b.Alerts {
+			alerts = append(alerts, fmt.Sprintf("%s %s $%.2f at %s with $%.4f spent", a.NotificationType, a.ComparisonOperator,
+				a.ThresholdUSD, a.Time.UTC().Format(time.RFC3339), a.ActualUSD))
+		}
+		p("%s\t%s\t$%.2f\t$%.4f\t$%.2f\t%.4f\t%s\n", b.Name, b.TimeUnit, b.LimitUSD, b.ActualUSD, b.ForecastUSD, b.USDPerHour,
+			dash(strings.Join(alerts, "; ")))
+	}
 }

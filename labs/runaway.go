@@ -1,0 +1,287 @@
+package labs
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/labs/evidence"
+)
+
+// The runaway-demand lab: an unbounded NodePool meets a bad autoscaler target (300 render
+// workers) and a pod no machine can hold. The learner bounds the pool, sets a cost alert,
+// then rehearses the surge: Karpenter stops at the limits counting NodeClaims in flight, the
+// alert fires on the skipped hours' spend before it crosses the budget, and demand recovers.
+const (
+	runawayLab    = "runaway-demand"
+	runawayHonest = 4
+	runawaySurge  = 300
+	// surgeFloor is how many render workers at once count as the surge having happened.
+	surgeFloor = 100
+	giantPod   = "ziba-render-giant"
+	// runawaySkip is how long the drill lets the surge bill: the account's clock moves,
+	// Karpenter's does not (yet).
+	runawaySkip = 4 * time.Hour
+)
+
+// runawayBudget is solutions/runaway-demand/commands.sh's budget: a monthly $5 for the pool's
+// machines, alerting at 50%. The surge (200 vCPU at the limit) crosses $2.50 within the
+// skipped hours; the honest four workers would take days.
+var runawayBudget = budgets.Spec{
+	Name: generalPool, LimitUSD: 5, TimeUnit: budgets.Monthly,
+	CostFilters: map[string][]string{budgets.FilterTagKeyValue: {"user:karpenter.sh/nodepool$" + generalPool}},
+	Notifications: []budgets.NotificationSpec{{Type: budgets.Actual, Threshold: 50,
+		Subscribers: []budgets.Subscriber{{SubscriptionType: "EMAIL", Address: "platform@ziba.dev"}}}},
+}
+
+func init() {
+	register(&Lab{
+		Name:     runawayLab,
+		Position: 11,
+		Title:    "Runaway demand: a bad autoscaler target and an impossible pod against limits and a cost alert",
+		Summary: `The course's NodePool lost its limits, and last quarter an autoscaler asked for 300 render
+workers while a one-off pod asked for 256 vCPU. Bound the pool (spec.limits), set a cost
+alert (karplab ec2 budget set), then rehearse the surge: apply it, skip the account's clock
+(karplab time skip 4h) and recover. check proves the peak, counting NodeClaims in flight,
+stayed within the limits, no machine launched over them, the alert fired before the spend
+crossed the budget, and demand came back to its honest size.`,
+		Checklist: []string{
+			"Cost alerts and aggregate capacity limits cover reconciliation races and unexpected demand.",
+		},
+		Stage: stageRunaway,
+		Grade: gradeRunaway,
+	})
+}
+
+func gradeRunaway(g *Grading) []Check {
+	return []Check{
+		checkSurgeRehearsed(g),
+		checkBounded(g, generalPool),
+		checkPeakWithinLimits(g, generalPool),
+		checkWithinLimits(g, generalPool),
+		checkAlertBeforeThreshold(g, generalPool),
+		checkDemandRecovered(g),
+		checkNoLeaks(g.Evidence),
+	}
+}
+
+// workerPeak is the most render workers that existed at once, and when that was.
+func workerPeak(ev *evidence.Evidence) (int, time.Time) {
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
+		if !isReplicaOf(p, renderWorker) {
+			continue
+		}
+		edges = append(edges, edge{p.Created, 1})
+		if p.DeletedAt != nil {
+			edges = append(edges, edge{*p.DeletedAt, -1})
+		}
+	}
+	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })
+	n, peak, at := 0, 0, time.Time{}
+	for _, e := range edges {
+		if n += e.d; n > peak {
+			peak, at = n, e.at
+		}
+	}
+	return peak, at
+}
+
+// checkSurgeRehearsed: the drill happened: hundreds of workers at once, and the giant pod.
+func checkSurgeRehearsed(g *Grading) Check {
+	const id, title = "surge-rehearsed", "The surge was rehearsed: hundreds of render workers at once and a pod no machine can hold"
+	peak, at := workerPeak(g.Evidence)
+	var giants []evidence.PodRow
+	for _, p := range g.Evidence.Pods {
+		if p.Namespace == zibaNamespace && p.Name == giantPod {
+			giants = append(giants, p)
+		}
+	}
+	hint := "Bound the pool and set the alert first, then kubectl apply -f " + runawayLab + "/surge.yaml"
+	if peak < surgeFloor || len(giants) == 0 {
+		return fail(id, title, fmt.Sprintf("at most %d render workers at once, %s", peak, nouns(len(giants), giantPod+" pod")), hint)
+	}
+	said := "-"
+	for _, p := range giants {
+		if p.KarpenterMessage != "" {
+			said = p.KarpenterMessage
+		}
+	}
+	return pass(id, title, fmt.Sprintf("%d render workers at once (%s), and %s", peak, stamp(&at), giantPod),
+		"Karpenter on "+giantPod+": "+said)
+}
+
+// claimCapacity is what Karpenter counts against a pool's limits for each NodeClaim: its
+// status.capacity once launched, from the moment it was created (in flight) until it was
+// deleted.
+type claimCapacity struct {
+	name        string
+	created     time.Time
+	deleted     *time.Time
+	cpu, memory resource.Quantity
+}
+
+func poolClaims(g *Grading, pool string) []claimCapacity {
+	var out []claimCapacity
+	for _, v := range g.hist.NodeClaims {
+		var c claimCapacity
+		for _, nc := range v.States {
+			if nc.Labels[karpv1.NodePoolLabelKey] != pool {
+				continue
+			}
+			c.name, c.created = nc.Name, nc.CreationTimestamp.Time
+			if q, ok := nc.Status.Capacity[corev1.ResourceCPU]; ok {
+				c.cpu, c.memory = q, nc.Status.Capacity[corev1.ResourceMemory]
+			}
+		}
+		if c.name != "" {
+			c.deleted = v.Deleted
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// checkPeakWithinLimits: at every moment the pool's NodeClaims, in flight or running,
+// together held no more than its limits: the reconciliation race the course names, where
+// claims still launching are not yet counted by a controller that reads only nodes.
+func checkPeakWithinLimits(g *Grading, pool string) Check {
+	const id, title = "peak-within-limits", "At its peak, counting NodeClaims still in flight, the pool stayed within its limits"
+	claims := poolClaims(g, pool)
+	type edge struct {
+		at          time.Time
+		cpu, mem, n int64
+	}
+	var edges []edge
+	for _, c := range claims {
+		edges = append(edges, edge{c.created, c.cpu.MilliValue(), c.memory.Value(), 1})
+		if c.deleted != nil {
+			edges = append(edges, edge{*c.deleted, -c.cpu.MilliValue(), -c.memory.Value(), -1})
+		}
+	}
+	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })
+	var cpu, mem, n, peakCPU, peakMem, peakClaims int64
+	var peakAt time.Time
+	for _, e := range edges {
+		cpu, mem, n = cpu+e.cpu, mem+e.mem, n+e.n
+		if cpu > peakCPU {
+			peakCPU, peakAt, peakClaims = cpu, e.at, n
+		}
+		peakMem = max(peakMem, mem)
+	}
+	peak := fmt.Sprintf("peak %s vCPU / %.0fGi memory in %s (%s)", resource.NewMilliQuantity(peakCPU, resource.DecimalSI),
+		float64(peakMem)/(1<<30), nouns(int(peakClaims), "NodeClaim"), stamp(&peakAt))
+	np, ok := g.nodePool(pool)
+	if !ok || len(np.Spec.Limits) == 0 {
+		return fail(id, title, "NodePool "+pool+" sets no limits; "+peak,
+			"Without spec.limits every pending pod becomes a machine: restore limits (cpu 200, memory 800Gi) before the surge.")
+	}
+	limCPU, limMem := np.Spec.Limits[corev1.ResourceCPU], np.Spec.Limits[corev1.ResourceMemory]
+	reason := fmt.Sprintf("%s against limits cpu %s / memory %s", peak, dash(limCPU.String()), dash(limMem.String()))
+	var over []string
+	if !limCPU.IsZero() && peakCPU > limCPU.MilliValue() {
+		over = append(over, "cpu over its limit")
+	}
+	if !limMem.IsZero() && peakMem > limMem.Value() {
+		over = append(over, "memory over its limit")
+	}
+	if len(claims) == 0 {
+		return fail(id, title, "no NodeClaim of "+pool+" was recorded", "Stage the lab: karplab lab run "+runawayLab)
+	}
+	if len(over) == 0 {
+		return pass(id, title, reason)
+	}
+	return fail(id, title, reason, "The limits must be in place before the demand arrives: Karpenter checks them when it creates a NodeClaim, not afterwards.", over...)
+}
+
+// coversPool reports whether a budget counts the pool's machines: no filter, or a
+// TagKeyValue filter naming the pool.
+func coversPool(b budgets.Budget, pool string) bool {
+	vals, ok := b.CostFilters[budgets.FilterTagKeyValue]
+	if !ok {
+		return len(b.CostFilters) == 0
+	}
+	for _, v := range vals {
+		if v == "user:"+karpv1.NodePoolLabelKey+"$"+pool {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAlertBeforeThreshold: a budget counts the pool's spend, and one of its alerts fired
+// while the actual spend was still under the budget's limit.
+func checkAlertBeforeThreshold(g *Grading, pool string) Check {
+	const id, title = "cost-alert-before-threshold", "A cost alert on the pool's spend fired before the spend crossed the budget"
+	hint := "karplab ec2 budget set " + pool + " --period monthly --limit 5 --alert 50% --tag karpenter.sh/nodepool=" + pool + ", then rehearse the surge and karplab time skip 4h."
+	var seen []string
+	for _, b := range g.Snapshot.Budgets {
+		if !coversPool(b, pool) {
+			seen = append(seen, fmt.Sprintf("budget %s does not count %s's machines (filters %v)", b.Name, pool, b.CostFilters))
+			continue
+		}
+		line := fmt.Sprintf("budget %s: %s limit $%.2f, actual $%.4f, forecast $%.2f, burning $%.4f/h", b.Name, b.TimeUnit, b.LimitUSD, b.ActualUSD, b.ForecastUSD, b.USDPerHour)
+		seen = append(seen, line)
+		for _, a := range b.Alerts {
+			alert := fmt.Sprintf("%s alert at %s %s (threshold $%.2f): actual spend then $%.4f of $%.2f, forecast $%.2f",
+				a.NotificationType, a.ComparisonOperator, thresholdText(a), a.ThresholdUSD, a.ActualUSD, a.LimitUSD, a.ForecastUSD)
+			if a.ActualUSD < a.LimitUSD && a.ComparisonOperator == budgets.GreaterThan {
+				return pass(id, title, fmt.Sprintf("budget %s alerted at %s (lab time), with $%.4f of $%.2f spent", b.Name, a.Time.Format(time.RFC3339), a.ActualUSD, a.LimitUSD),
+					alert, line)
+			}
+			seen = append(seen, alert+": too late, the spend had crossed the budget")
+		}
+	}
+	if len(g.Snapshot.Budgets) == 0 {
+		return fail(id, title, "the account has no budget", hint)
+	}
+	return fail(id, title, "no alert fired before the spend crossed its budget", hint, first(seen, 6)...)
+}
+
+func thresholdText(a budgets.Alert) string {
+	if a.ThresholdType == budgets.AbsoluteValue {
+		return fmt.Sprintf("$%g", a.Threshold)
+	}
+	return fmt.Sprintf("%g%%", a.Threshold)
+}
+
+// checkDemandRecovered: the workers are back at their honest count, all Running, the giant
+// pod is gone and nothing in the namespace waits.
+func checkDemandRecovered(g *Grading) Check {
+	const id, title = "demand-recovered", "Demand recovered: the honest workers run, the impossible pod is gone, nothing waits"
+	ev := g.Evidence
+	var running, waiting, giants []string
+	for _, p := range ev.Pods {
+		if p.Namespace != zibaNamespace || p.DeletedAt != nil || p.TerminatingAt != nil {
+			continue
+		}
+		switch {
+		case p.Name == giantPod:
+			giants = append(giants, fmt.Sprintf("%s %s: %s", p.Name, p.Phase, dash(p.KarpenterMessage)))
+		case p.Phase == "Running" && isReplicaOf(p, renderWorker):
+			running = append(running, p.Name)
+		case p.Phase == "Pending":
+			waiting = append(waiting, fmt.Sprintf("%s Pending: %s", p.Name, dash(p.KarpenterMessage)))
+		}
+	}
+	giant := giantPod + " gone"
+	if len(giants) > 0 {
+		giant = giantPod + " still there"
+	}
+	reason := fmt.Sprintf("%d render workers Running (honest size %d), %d Pending, %s", len(running), runawayHonest, len(waiting), giant)
+	if len(running) == runawayHonest && len(waiting) == 0 && len(giants) == 0 {
+		return pass(id, title, reason)
+	}
+	return fail(id, title, reason,
+		"Recover at the earliest failing boundary, the demand: kubectl apply -f "+runawayLab+"/workload.yaml and kubectl delete pod -n ziba "+giantPod+"; widening the pool only buys the mistake.",
+		first(append(giants, waiting...), 6)...)
+}
