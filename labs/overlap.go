@@ -337,7 +337,7 @@ func stageOverlap(ctx context.Context, e *Env, out io.Writer, opts StageOptions)
 		return err
 	}
 	// The taint drifts the realtime pool's nodes; Karpenter replaces them one budget at a time.
-	if err := e.waitChecks(ctx, out, max(opts.Wait, 4*time.Minute), overlapLab, "placed-by-intended-pool", "costlier-pool-own-workload"); err != nil {
+	if err := e.waitChecks(ctx, out, max(opts.Wait, 4*time.Minute), overlapLab, "workload-running", "preview-api-running", "placed-by-intended-pool", "costlier-pool-own-workload"); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "\nEach pod runs on its own pool. Grade it: karplab check %s; read it: karplab evidence\n", overlapLab)
