@@ -191,12 +191,28 @@ func checkNoEvictionSinceFix(g *Grading) Check {
 			killed = append(killed, fmt.Sprintf("%s (requests %s, limit %s): %s", p.Name, u.MemoryRequest, dash(u.MemoryLimit), dash(u.Evicted+oomText(u.OOMKills))))
 		}
 	}
+	// A NodeClaim made while a dishonest worker still waited may be for that worker: only
+	// those made after the last one was gone must be sized for honest workers.
+	lastDishonest := since
+	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
+		if isReplicaOf(p, renderWorker) && !honest(p, peak) {
+			switch {
+			case p.DeletedAt == nil:
+				lastDishonest = ev.TakenAt
+			case p.DeletedAt.After(lastDishonest):
+				lastDishonest = *p.DeletedAt
+			}
+		}
+	}
 	for _, v := range g.hist.NodeClaims {
 		nc := v.Last()
 		if nc.CreationTimestamp.Time.Before(since) || nc.Labels[karpv1.NodePoolLabelKey] != generalPool {
 			continue
 		}
 		q := nc.Spec.Resources.Requests[corev1.ResourceMemory]
+		if q.Value() < peak && !nc.CreationTimestamp.Time.After(lastDishonest) {
+			continue // for a worker of the old ReplicaSet
+		}
 		line := fmt.Sprintf("NodeClaim %s (created %s) was sized for %s of requests", nc.Name, stamp(&nc.CreationTimestamp.Time), q.String())
 		if q.Value() < peak {
 			killed = append(killed, line+", less than one honest worker")
