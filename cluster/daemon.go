@@ -269,6 +269,7 @@ func (d *daemon) controlHandler() http.Handler {
 	})
 	d.kubeletHandlers(mux)
 	d.metricsHandlers(mux)
+	d.timeHandlers(mux)
 	return mux
 }
 

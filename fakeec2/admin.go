@@ -1,6 +1,7 @@
 package fakeec2
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +34,8 @@ import (
 //	GET    /_karplab/budgets                  []budgets.Budget (spend as of now, alerts fired)
 //	PUT    /_karplab/budgets                  budgets.Spec in, budgets.Budget out (create or update)
 //	DELETE /_karplab/budgets?name=N           delete one budget
-//	GET    /_karplab/time                     LabTime (the account's clock and its lead)
+//	GET    /_karplab/time                     LabTime (the account's clock and its lead); ?waitChangeFrom=NANOS
+//	                                          answers once the lead differs from NANOS (or after 20 s)
 //	POST   /_karplab/time/skip                TimeSkipRequest in, TimeSkip out (400: a bad duration)
 //
 // Errors come back as {"error": "..."} with a 4xx/5xx status.
@@ -224,6 +226,17 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			adminFail(w, http.StatusMethodNotAllowed, "use GET")
 			return
+		}
+		if known := q.Get("waitChangeFrom"); known != "" {
+			// A long poll: Karpenter's lab clock follows the account's this way.
+			n, err := strconv.ParseInt(known, 10, 64)
+			if err != nil {
+				adminFail(w, http.StatusBadRequest, "waitChangeFrom %q: want the offset in nanoseconds", known)
+				return
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), timeWaitLimit)
+			defer cancel()
+			s.clock.waitChange(ctx, time.Duration(n))
 		}
 		writeJSON(w, http.StatusOK, s.LabTime())
 	case "time/skip":

@@ -219,6 +219,14 @@ func (c *AdminClient) Time(ctx context.Context) (LabTime, error) {
 	return t, c.do(ctx, http.MethodGet, "time", nil, nil, &t)
 }
 
+// WaitTimeChange returns the account's clock once its lead differs from known, or after a
+// while (the server's limit, 20 s) with the lead unchanged: a long poll to follow lab time.
+func (c *AdminClient) WaitTimeChange(ctx context.Context, known time.Duration) (LabTime, error) {
+	var t LabTime
+	q := url.Values{"waitChangeFrom": {strconv.FormatInt(int64(known), 10)}}
+	return t, c.do(ctx, http.MethodGet, "time", q, nil, &t)
+}
+
 // SkipTime moves the account's clock d forward (see Server.SkipTime) and returns what
 // accrued and which budget alerts fired in the skipped span.
 func (c *AdminClient) SkipTime(ctx context.Context, d time.Duration) (TimeSkip, error) {

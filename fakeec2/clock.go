@@ -1,6 +1,7 @@
 package fakeec2
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -25,6 +26,9 @@ func (realClock) Now() time.Time { return time.Now().UTC() }
 type labClock struct {
 	base   Clock
 	offset atomic.Int64 // nanoseconds
+
+	mu      sync.Mutex
+	changed chan struct{} // closed when the offset moves; then replaced
 }
 
 func (c *labClock) Now() time.Time { return c.base.Now().Add(c.Offset()) }
@@ -32,7 +36,33 @@ func (c *labClock) Now() time.Time { return c.base.Now().Add(c.Offset()) }
 // Offset is how far the lab's time runs ahead of the base clock.
 func (c *labClock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
 
-func (c *labClock) setOffset(d time.Duration) { c.offset.Store(int64(d)) }
+func (c *labClock) setOffset(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.offset.Swap(int64(d)) != int64(d) && c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
+}
+
+// waitChange returns the offset once it differs from known, or when ctx ends.
+func (c *labClock) waitChange(ctx context.Context, known time.Duration) time.Duration {
+	c.mu.Lock()
+	if off := c.Offset(); off != known {
+		c.mu.Unlock()
+		return off
+	}
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	ch := c.changed
+	c.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	return c.Offset()
+}
 
 // FakeClock is a Clock that moves only when told. It is safe for concurrent use.
 type FakeClock struct {

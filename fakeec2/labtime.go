@@ -10,7 +10,11 @@ import (
 
 // Lab time: the account's clock may run ahead of the base clock, so that a learner can
 // skip hours of billing, budget alerts and instance timers in a second. Only the emulator
-// follows it; Karpenter and Kubernetes keep the wall clock.
+// follows it here; Karpenter's controllers follow it through WaitTimeChange, and
+// Kubernetes' own timestamps keep the wall clock.
+
+// timeWaitLimit bounds one long poll of GET /_karplab/time?waitChangeFrom=.
+const timeWaitLimit = 20 * time.Second
 
 // The bounds of one skip.
 const (

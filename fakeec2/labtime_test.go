@@ -135,3 +135,44 @@ func TestSkipTimeSurvivesRestartUntilReset(t *testing.T) {
 		t.Errorf("after a reset and a restart: %+v, want lab time = wall time", lt)
 	}
 }
+
+// TestWaitTimeChangeFollowsSkips: the long poll Karpenter's lab clock follows answers at
+// once when the caller's offset is stale, waits while it is current, and wakes with the new
+// offset when a skip moves the clock.
+func TestWaitTimeChangeFollowsSkips(t *testing.T) {
+	e := newEnv(t, func(o *fakeec2.Options) { o.BootDelay = -1 })
+	lt, err := e.admin.WaitTimeChange(e.ctx, time.Hour) // stale: the clock has no lead
+	e.must(err)
+	if lt.Offset != 0 {
+		t.Fatalf("stale wait answered offset %s, want 0", lt.Offset)
+	}
+	got := make(chan fakeec2.LabTime, 1)
+	go func() {
+		lt, err := e.admin.WaitTimeChange(e.ctx, 0)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- lt
+	}()
+	select {
+	case lt := <-got:
+		t.Fatalf("a current wait answered before any skip: %+v", lt)
+	case <-time.After(300 * time.Millisecond):
+	}
+	_, err = e.admin.SkipTime(e.ctx, 5*time.Minute)
+	e.must(err)
+	select {
+	case lt := <-got:
+		if lt.Offset != 5*time.Minute {
+			t.Errorf("the wait woke with offset %s, want 5m", lt.Offset)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the wait did not wake on the skip")
+	}
+	resp, err := http.Get(e.url + "/_karplab/time?waitChangeFrom=soon")
+	e.must(err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("waitChangeFrom=soon: %s, want 400", resp.Status)
+	}
+}

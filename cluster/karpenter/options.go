@@ -51,6 +51,10 @@ type Options struct {
 	LogLevel string
 	// FeatureGates is passed to Karpenter's --feature-gates as is (e.g. "SpotToSpotConsolidation=true").
 	FeatureGates string
+	// LabClock is the lab's AWS account endpoint whose clock Karpenter's controllers follow
+	// (its lead over the wall clock, read once at start: a skip restarts Karpenter); empty
+	// means the wall clock.
+	LabClock string
 
 	// Logger receives Run's own messages (Karpenter logs to stdout itself); not a flag.
 	Logger *slog.Logger
@@ -111,6 +115,7 @@ func (o *Options) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "lease namespace")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info or error")
 	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "Karpenter feature gates")
+	fs.StringVar(&o.LabClock, "lab-clock", o.LabClock, "emulator URL whose lab time the controllers follow")
 	return fs
 }
 
@@ -161,6 +166,7 @@ func (o Options) Args() []string {
 	str("leader-election-namespace", o.LeaderElectionNamespace)
 	str("log-level", o.LogLevel)
 	str("feature-gates", o.FeatureGates)
+	str("lab-clock", o.LabClock)
 	return args
 }
 

@@ -19,7 +19,7 @@ func TestArgsRoundTrip(t *testing.T) {
 			Provider: ProviderKWOK, ClusterName: "lab2", Kubeconfig: "/tmp/kc", ClusterEndpoint: "https://127.0.0.1:6443",
 			BatchIdleDuration: 500 * time.Millisecond, BatchMaxDuration: 3 * time.Second,
 			MetricsPort: 18080, HealthProbePort: 18081, LeaderElection: true, LeaderElectionNamespace: "karpenter",
-			LogLevel: "debug", FeatureGates: "SpotToSpotConsolidation=true",
+			LogLevel: "debug", FeatureGates: "SpotToSpotConsolidation=true", LabClock: "http://127.0.0.1:4566",
 		}},
 		{name: "aws", opts: Options{Provider: ProviderAWS, ClusterName: "karplab", InterruptionQueue: "karplab"}},
 	}

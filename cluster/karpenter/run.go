@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/awslabs/operatorpkg/controller"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	kwok "sigs.k8s.io/karpenter/kwok/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
 	"sigs.k8s.io/karpenter/pkg/controllers"
@@ -64,6 +66,19 @@ func Run(ctx context.Context, o Options) (err error) {
 	restoreManager := bindLoopback()
 	defer restoreManager()
 	opCtx, op := operator.NewOperator()
+	if o.LabClock != "" {
+		// Before any provider or controller takes op.Clock.
+		lc, err := readLabClock(ctx, o.LabClock)
+		if err != nil {
+			return err
+		}
+		op.Clock = lc
+		logger.Info("following the lab clock", "offset", lc.Offset().String(), "labTime", lc.Now().UTC().Format(time.RFC3339))
+		follow := manager.RunnableFunc(func(ctx context.Context) error { return lc.follow(ctx, o.LabClock, op.GetClient(), logger) })
+		if err := op.Manager.Add(follow); err != nil {
+			return fmt.Errorf("adding the lab clock: %w", err)
+		}
+	}
 	logger.Info("starting karpenter", "provider", o.Provider, "cluster", o.ClusterName, "endpoint", o.ClusterEndpoint)
 
 	var ctrls []controller.Controller

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -19,9 +20,10 @@ func timeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "time",
 		Usage: "the AWS account's clock (lab time), the wall clock and how far the account runs ahead",
-		Description: `The lab's AWS account has its own clock. It starts at wall time and moves forward only
-with karplab time skip, so that hours of spend, budget alerts and instance timers happen
-in a second. karplab reset puts it back to wall time.`,
+		Description: `The lab has its own clock, lab time: the AWS account's and Karpenter's. It starts at wall
+time and moves forward only with karplab time skip, so that hours of spend, budget
+alerts, consolidateAfter, expireAfter and registration timeouts happen in a second.
+karplab reset puts it back to wall time.`,
 		Flags:       []cli.Flag{endpointFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Subcommands: []*cli.Command{timeSkipCommand()},
 		Action: func(c *cli.Context) error {
@@ -58,13 +60,18 @@ What moves: the EC2 emulator's clock, so instance launch and state times and the
 timers (boot, shutdown, spot reclaim, how long terminated instances stay describable),
 the billing ledger (karplab ec2 billing), AWS Budgets, which are evaluated minute by
 minute through the skipped span (1/1440 of it beyond a day) so that each alert fires at
-the moment its spend crossed, and the times of EventBridge events. It prints what the
-span cost, by NodePool, and each alert that fired in it.
+the moment its spend crossed, and the times of EventBridge events.
+Then Karpenter's controllers, whose injected clock follows the account's:
+consolidateAfter, expireAfter and the 15-minute registration timeout count the skipped
+span, and every NodeClaim is nudged to be re-evaluated at once (the ConfigMap
+kube-system/karplab-lab-clock says which lab time Karpenter runs on). It prints what
+the span cost, by NodePool, each alert that fired in it, and each NodeClaim decision
+that came due: consolidatable, expiry, registration or launch timeout.
 
-What does not move yet: Karpenter's controllers and Kubernetes' own timestamps
-(creationTimestamp, events, consolidateAfter, expireAfter) run on the wall clock, so a
-skip does not age NodeClaims or trigger disruption. karplab reset returns the account's
-clock to wall time. A skip is one way: the clock never goes back.`,
+What does not move: Kubernetes' own timestamps (creationTimestamp, events, the
+conditions the API server, the scheduler and the kubelet set) stay on the wall clock.
+Karpenter's NodeClaim conditions and the EC2 times are lab time. karplab reset returns
+both clocks to wall time. A skip is one way: the clock never goes back.`,
 		Flags: []cli.Flag{endpointFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -74,20 +81,63 @@ clock to wall time. A skip is one way: the clock never goes back.`,
 			if err != nil {
 				return &exitError{code: ExitError, err: err}
 			}
-			admin, err := adminClient(c)
+			sk, err := skipLabTime(c, d)
 			if err != nil {
 				return err
-			}
-			sk, err := admin.SkipTime(c.Context, d)
-			if err != nil {
-				return &exitError{code: ExitError, err: err}
 			}
 			if c.Bool("json") {
 				return printJSON(c, sk)
 			}
-			return printSkip(c.App.Writer, d, sk)
+			if err := printSkip(c.App.Writer, d, sk.TimeSkip); err != nil {
+				return err
+			}
+			return printDue(c.App.Writer, sk)
 		},
 	}
+}
+
+// skipLabTime skips the running lab's clocks through its daemon (the account's and
+// Karpenter's), or only the emulator's when it runs alone (karplab ec2 serve, --endpoint).
+func skipLabTime(c *cli.Context, d time.Duration) (*cluster.LabTimeSkip, error) {
+	if c.String("endpoint") == "" {
+		if home, err := cluster.DefaultHome(); err == nil {
+			sk, err := cluster.SkipTime(c.Context, home, d)
+			if err == nil {
+				return sk, nil
+			}
+			if !cluster.IsNotRunning(err) {
+				return nil, &exitError{code: ExitError, err: err}
+			}
+		}
+	}
+	admin, err := adminClient(c)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := admin.SkipTime(c.Context, d)
+	if err != nil {
+		return nil, &exitError{code: ExitError, err: err}
+	}
+	return &cluster.LabTimeSkip{TimeSkip: sk}, nil
+}
+
+// printDue says what Karpenter now does because of the skip.
+func printDue(w io.Writer, sk *cluster.LabTimeSkip) error {
+	if !sk.KarpenterFollowed {
+		fmt.Fprintln(w, "Karpenter is not part of this emulator: only the account's clock moved")
+		return nil
+	}
+	if len(sk.Due) == 0 {
+		fmt.Fprintln(w, "no NodeClaim decision came due in the span (Karpenter's controllers run on the new lab time)")
+		return nil
+	}
+	fmt.Fprintln(w, "came due in the span (Karpenter's controllers run on the new lab time and act on these now):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NODECLAIM\tNODEPOOL\tDUE\tAT\tWHAT")
+	for _, d := range sk.Due {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", d.NodeClaim, d.NodePool, d.Kind, labStamp(d.At), d.What)
+	}
+	return tw.Flush()
 }
 
 // parseSkip reads a Go duration, or days with a d suffix (30d, 1d12h), and checks the

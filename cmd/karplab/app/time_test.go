@@ -58,6 +58,9 @@ func TestTimeSkipCommand(t *testing.T) {
 			t.Errorf("time skip lacks a line with %q:\n%s", want, out)
 		}
 	}
+	if !strings.Contains(out, "Karpenter is not part of this emulator: only the account's clock moved") {
+		t.Errorf("time skip on the emulator alone does not say Karpenter did not move:\n%s", out)
+	}
 	_, out, _ = run(t, "time", ep)
 	if !strings.Contains(out, "lab time   2026-11-03 00:00:00 UTC") || !strings.Contains(out, "offset     24h0m0s ahead") {
 		t.Errorf("karplab time:\n%s", out)
@@ -67,7 +70,7 @@ func TestTimeSkipCommand(t *testing.T) {
 		t.Errorf("karplab time --json:\n%s", out)
 	}
 	_, out, _ = run(t, "time", "skip", "--help")
-	for _, want := range []string{"AWS Budgets", "EventBridge", "Karpenter's controllers", "wall clock", "karplab reset"} {
+	for _, want := range []string{"AWS Budgets", "EventBridge", "Karpenter's controllers", "consolidateAfter, expireAfter", "registration timeout", "wall clock", "karplab reset"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("time skip --help does not say %q:\n%s", want, out)
 		}

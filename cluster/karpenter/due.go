@@ -1,0 +1,90 @@
+package karpenter
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle"
+)
+
+// What a skip of lab time can bring due: core's time-driven NodeClaim decisions.
+const (
+	DueExpiry              = "expiry"               // nodeclaim.expiration: creation + spec.expireAfter
+	DueConsolidatable      = "consolidatable"       // nodeclaim.disruption: last pod event + consolidateAfter
+	DueRegistrationTimeout = "registration-timeout" // nodeclaim.lifecycle liveness: 15m without a Node
+	DueLaunchTimeout       = "launch-timeout"       // nodeclaim.lifecycle liveness: LaunchTimeout without an instance
+)
+
+// registrationTimeout is core's unexported liveness constant
+// (pkg/controllers/nodeclaim/lifecycle/liveness.go).
+const registrationTimeout = 15 * time.Minute
+
+// Due is one decision that came due in a span of lab time.
+type Due struct {
+	Kind      string    `json:"kind"`
+	NodeClaim string    `json:"nodeClaim"`
+	NodePool  string    `json:"nodePool,omitempty"`
+	NodeName  string    `json:"nodeName,omitempty"`
+	At        time.Time `json:"at"` // lab time
+	What      string    `json:"what"`
+}
+
+// DueBetween lists the decisions that come due in (from, to] for the NodeClaims, with the
+// arithmetic of the core controllers that take them, so a skip over that span triggers
+// exactly these: expiry (creationTimestamp + expireAfter, where core adds the API server's
+// wall-clock creation time to a lab-time comparison), consolidatable (lastPodEventTime, or
+// the Initialized transition, + the pool's consolidateAfter), and the liveness timeouts.
+// A NodeClaim being deleted has nothing more to come due.
+func DueBetween(claims []karpv1.NodeClaim, pools []karpv1.NodePool, from, to time.Time) []Due {
+	poolByName := map[string]*karpv1.NodePool{}
+	for i := range pools {
+		poolByName[pools[i].Name] = &pools[i]
+	}
+	var out []Due
+	for i := range claims {
+		nc := &claims[i]
+		if nc.DeletionTimestamp != nil {
+			continue
+		}
+		add := func(kind string, at time.Time, what string) {
+			if at.After(from) && !at.After(to) {
+				out = append(out, Due{Kind: kind, NodeClaim: nc.Name, NodePool: nc.Labels[karpv1.NodePoolLabelKey],
+					NodeName: nc.Status.NodeName, At: at, What: what})
+			}
+		}
+		if d := nc.Spec.ExpireAfter.Duration; d != nil {
+			add(DueExpiry, nc.CreationTimestamp.Add(*d), fmt.Sprintf("expireAfter %s reached: Karpenter deletes it and replaces its capacity", d))
+		}
+		conds := nc.StatusConditions()
+		if pool := poolByName[nc.Labels[karpv1.NodePoolLabelKey]]; pool != nil && pool.Spec.Disruption.ConsolidateAfter.Duration != nil {
+			init := conds.Get(karpv1.ConditionTypeInitialized)
+			if init.IsTrue() && !conds.Get(karpv1.ConditionTypeConsolidatable).IsTrue() {
+				since := init.LastTransitionTime.Time
+				if !nc.Status.LastPodEventTime.IsZero() {
+					since = nc.Status.LastPodEventTime.Time
+				}
+				add(DueConsolidatable, since.Add(*pool.Spec.Disruption.ConsolidateAfter.Duration),
+					fmt.Sprintf("consolidateAfter %s since its last pod event: a %s candidate", pool.Spec.Disruption.ConsolidateAfter.Duration, pool.Spec.Disruption.ConsolidationPolicy))
+			}
+		}
+		if conds.Get(karpv1.ConditionTypeRegistered).IsTrue() {
+			continue
+		}
+		if launched := conds.Get(karpv1.ConditionTypeLaunched); launched != nil && !launched.IsTrue() {
+			add(DueLaunchTimeout, launched.LastTransitionTime.Add(lifecycle.LaunchTimeout),
+				fmt.Sprintf("not launched within %s: Karpenter deletes it and tries again", lifecycle.LaunchTimeout))
+		} else if registered := conds.Get(karpv1.ConditionTypeRegistered); launched.IsTrue() && registered != nil {
+			add(DueRegistrationTimeout, registered.LastTransitionTime.Add(registrationTimeout),
+				fmt.Sprintf("no Node registered within %s: Karpenter deletes it and tries again", registrationTimeout))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].NodeClaim+out[i].Kind < out[j].NodeClaim+out[j].Kind
+	})
+	return out
+}
