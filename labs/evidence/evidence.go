@@ -21,7 +21,10 @@ import (
 // the two control planes by identifiers only — pod UID, the NodeClaim Karpenter nominated,
 // the providerID, the EC2 instance ID and the Node name — with every timestamp kept.
 type Evidence struct {
+	// TakenAt and every time of the record are lab time; LabSkips are the skips that set
+	// lab time ahead of the wall clock (none: the two are the same).
 	TakenAt    time.Time      `json:"takenAt"`
+	LabSkips   []LabSkip      `json:"labSkips,omitempty"`
 	Pods       []PodRow       `json:"pods"`
 	NodeClaims []NodeClaimRow `json:"nodeClaims"`
 	Nodes      []NodeRow      `json:"nodes"`
@@ -284,7 +287,7 @@ func Correlate(s *Snapshot) *Evidence { return CorrelateHistory(DecodeHistory(s.
 // CorrelateHistory is Correlate with s.History already decoded as h, for callers that read
 // the history too (the graders), so it is decoded once.
 func CorrelateHistory(h *History, s *Snapshot) *Evidence {
-	ev := &Evidence{TakenAt: s.TakenAt, Budgets: s.Budgets}
+	ev := &Evidence{TakenAt: s.TakenAt, LabSkips: s.LabSkips, Budgets: s.Budgets}
 	ev.Instances = correlateInstances(s)
 	ev.Launches = launchCalls(s.Audit)
 

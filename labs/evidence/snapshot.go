@@ -29,7 +29,12 @@ import (
 // and the billing ledger show it. Correlate joins it; it is plain data, so a real run's
 // snapshot can be kept as a test fixture.
 type Snapshot struct {
-	TakenAt   time.Time                   `json:"takenAt"`
+	// TakenAt and every time below are lab time (see labtime.go); WallTakenAt is when the
+	// snapshot was taken on the wall clock, and LabSkips the skips between the two.
+	TakenAt     time.Time `json:"takenAt"`
+	WallTakenAt time.Time `json:"wallTakenAt,omitzero"`
+	LabSkips    []LabSkip `json:"labSkips,omitempty"`
+
 	History   []recorder.Record           `json:"history"`
 	Audit     []fakeec2.AuditEvent        `json:"audit"`
 	Billing   fakeec2.Billing             `json:"billing"`
@@ -147,6 +152,7 @@ func Take(ctx context.Context, src Sources) (*Snapshot, error) {
 			return nil, fmt.Errorf("reading the metrics-server's usage records: %w", err)
 		}
 	}
+	s.toLabTime()
 	return s, nil
 }
 

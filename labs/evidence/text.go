@@ -21,6 +21,7 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 		return "+" + t.Sub(base).Round(time.Second).String()
 	}
 	fmt.Fprintf(w, "Evidence taken %s; times are relative to %s (first pod created)\n\n", ev.TakenAt.Local().Format(time.DateTime), base.Local().Format(time.DateTime))
+	ev.writeLabClock(w)
 
 	p("POD\tUID\tPENDING\tNODECLAIM\tINSTANCE\tNODE\tSCHEDULED\tSTARTED\tPHASE\n")
 	for _, r := range ev.Pods {
@@ -169,4 +170,22 @@ func (ev *Evidence) writeBudgets(p func(format string, args ...any)) {
 		p("%s\t%s\t$%.2f\t$%.4f\t$%.2f\t%.4f\t%s\n", b.Name, b.TimeUnit, b.LimitUSD, b.ActualUSD, b.ForecastUSD, b.USDPerHour,
 			dash(strings.Join(alerts, "; ")))
 	}
+}
+
+// writeLabClock says, when karplab time skip moved lab time ahead, that every time of the
+// report is lab time, and when each skip happened on both clocks.
+func (ev *Evidence) writeLabClock(w io.Writer) {
+	if len(ev.LabSkips) == 0 {
+		return
+	}
+	var lead time.Duration
+	for _, s := range ev.LabSkips {
+		lead += s.To.Sub(s.From)
+	}
+	fmt.Fprintf(w, "Times are lab time, %s ahead of the wall clock (karplab time skip); Kubernetes' own timestamps (kubectl) are wall time:\n", lead)
+	for _, s := range ev.LabSkips {
+		fmt.Fprintf(w, "  skipped %s at %s wall: lab time %s -> %s\n", s.To.Sub(s.From), s.Wall.Local().Format(time.DateTime),
+			s.From.Local().Format(time.DateTime), s.To.Local().Format(time.DateTime))
+	}
+	fmt.Fprintln(w)
 }
