@@ -71,6 +71,11 @@ func (d *daemon) skipTime(ctx context.Context, dur time.Duration) (*LabTimeSkip,
 	if err != nil {
 		return nil, err
 	}
+	// DueBetween reads NodeClaims in lab time, as Karpenter does (karpenter/labview.go).
+	skips := fakeec2.LabSkips(srv.Audit(fakeec2.AuditQuery{Service: "karplab", Action: "SkipTime"}))
+	if err := karpenter.NodeClaimsInLabTime(claims, skips); err != nil {
+		return nil, err
+	}
 	sk, err := srv.SkipTime(dur)
 	if err != nil {
 		return nil, err

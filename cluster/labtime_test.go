@@ -199,6 +199,14 @@ func TestIntegrationSkipTimeDrivesKarpenter(t *testing.T) {
 		t.Errorf("skip to 16m brought due %v, want [stuck registration-timeout]", due)
 	}
 	waitFor("Karpenter to delete the NodeClaim that never registered", 2*time.Minute, func() bool { return claims()["stuck"] != stuck })
+	// Its replacement is born 16m into lab time: Karpenter must read its creation and its
+	// first conditions in lab time, or the 15m registration timeout would end it at once.
+	var next string
+	waitFor("a replacement NodeClaim for the stuck pod", time.Minute, func() bool { next = claims()["stuck"]; return next != "" })
+	time.Sleep(20 * time.Second)
+	if c := claims(); c["stuck"] != next {
+		t.Errorf("the replacement %s was deleted within 20s of its birth (now %v): Karpenter read its age off the wall clock", next, c)
+	}
 	assertKarpenterClock(t, kube, 16*time.Minute)
 }
 

@@ -86,7 +86,7 @@ func (s *Server) budgetCost(q budgets.CostQuery) budgets.Cost {
 		if !q.Match(e.Tags) {
 			continue
 		}
-		c.ActualUSD += e.accrueBetween(q.Start, q.Now)
+		c.ActualUSD += e.AccrueBetween(q.Start, q.Now)
 		if e.Stopped != nil {
 			continue
 		}
@@ -106,9 +106,9 @@ func (s *Server) budgetCost(q budgets.CostQuery) budgets.Cost {
 	return c
 }
 
-// accrueBetween is what the entry cost within [from, to]: its current billed period
+// AccrueBetween is what the entry cost within [from, to]: its current billed period
 // exactly, its earlier ones (PriorUSD) as if spread evenly from Started to Resumed.
-func (e *LedgerEntry) accrueBetween(from, to time.Time) float64 {
+func (e *LedgerEntry) AccrueBetween(from, to time.Time) float64 {
 	cur := e.Started
 	if e.Resumed != nil {
 		cur = *e.Resumed

@@ -128,7 +128,7 @@ func (s *Server) costBetween(from, to time.Time) (float64, map[string]float64) {
 	var total float64
 	by := map[string]float64{}
 	for _, e := range s.ledger {
-		usd := e.accrueBetween(from, to)
+		usd := e.AccrueBetween(from, to)
 		if usd == 0 {
 			continue
 		}
@@ -150,4 +150,43 @@ func (s *Server) recordSkip(from, to time.Time, d time.Duration) {
 	if err := <-s.recordAudit(ev); err != nil {
 		s.log.Warn("recording a time skip", "error", err)
 	}
+}
+
+// LabSkip is one skip of lab time, as the audit trail records it.
+type LabSkip struct {
+	Wall time.Time `json:"wall"` // when it happened, on the wall clock
+	From time.Time `json:"from"` // lab time before the skip
+	To   time.Time `json:"to"`   // lab time after it
+}
+
+// LabSkips reads the skips from the audit trail (karplab's SkipTime events, which a reset
+// clears with the clock), oldest first: what puts a wall-clock time into lab time.
+func LabSkips(audit []AuditEvent) []LabSkip {
+	var out []LabSkip
+	var lead time.Duration
+	for _, ev := range audit {
+		if ev.Service != "karplab" || ev.Action != "SkipTime" {
+			continue
+		}
+		from, err1 := time.Parse(time.RFC3339Nano, ev.Parameters["from"])
+		to, err2 := time.Parse(time.RFC3339Nano, ev.Parameters["to"])
+		if err1 != nil || err2 != nil || !to.After(from) {
+			continue
+		}
+		out = append(out, LabSkip{Wall: from.Add(-lead).UTC(), From: from.UTC(), To: to.UTC()})
+		lead += to.Sub(from)
+	}
+	return out
+}
+
+// LeadAt is how far lab time ran ahead of the wall clock at wall time w.
+func LeadAt(skips []LabSkip, w time.Time) time.Duration {
+	var lead time.Duration
+	for _, s := range skips {
+		if s.Wall.After(w) {
+			break
+		}
+		lead += s.To.Sub(s.From)
+	}
+	return lead
 }

@@ -33,9 +33,9 @@ type Due struct {
 
 // DueBetween lists the decisions that come due in (from, to] for the NodeClaims, with the
 // arithmetic of the core controllers that take them, so a skip over that span triggers
-// exactly these: expiry (creationTimestamp + expireAfter, where core adds the API server's
-// wall-clock creation time to a lab-time comparison), consolidatable (lastPodEventTime, or
-// the Initialized transition, + the pool's consolidateAfter), and the liveness timeouts.
+// exactly these: expiry (creationTimestamp + expireAfter; pass creation times in lab time,
+// as Karpenter reads them), consolidatable (lastPodEventTime, or the Initialized
+// transition, + the pool's consolidateAfter), and the liveness timeouts.
 // A NodeClaim being deleted has nothing more to come due.
 func DueBetween(claims []karpv1.NodeClaim, pools []karpv1.NodePool, from, to time.Time) []Due {
 	poolByName := map[string]*karpv1.NodePool{}

@@ -64,10 +64,11 @@ func readLabClock(ctx context.Context, endpoint string) (*labClock, error) {
 	return c, nil
 }
 
-// follow keeps c on the account's lead until ctx ends: it publishes the lead Karpenter runs
-// on, then long-polls the account; on every move it takes the new lead, nudges every
-// NodeClaim and publishes again. kube must be a started manager's client.
-func (c *labClock) follow(ctx context.Context, endpoint string, kube client.Client, log *slog.Logger) error {
+// follow keeps c (and view's skips) on the account's lead until ctx ends: it publishes the
+// lead Karpenter runs on, then long-polls the account; on every move it takes the new skips
+// and lead, nudges every NodeClaim and publishes again. kube must be a started manager's
+// client.
+func (c *labClock) follow(ctx context.Context, endpoint string, kube client.Client, view *labView, log *slog.Logger) error {
 	admin := fakeec2.NewAdminClient(endpoint)
 	published := false
 	for ctx.Err() == nil {
@@ -89,6 +90,10 @@ func (c *labClock) follow(ctx context.Context, endpoint string, kube client.Clie
 		}
 		if lt.Offset == c.Offset() {
 			continue
+		}
+		// The skips first, so NodeClaims read from now on carry lab creation times.
+		if err := view.refresh(ctx, admin, lt.Offset); err != nil {
+			log.Warn("following the lab clock", "error", err)
 		}
 		c.offset.Store(int64(lt.Offset))
 		log.Info("lab clock moved", "offset", lt.Offset.String(), "labTime", lt.Now.UTC().Format(time.RFC3339))

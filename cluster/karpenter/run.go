@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/node/health"
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/operator"
+
+	"github.com/karplab/karplab/fakeec2"
 )
 
 // Run runs Karpenter core's operator in this process with the real karpenter-provider-aws
@@ -62,19 +64,21 @@ func Run(ctx context.Context, o Options) (err error) {
 			err = fmt.Errorf("karpenter operator setup panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
+	var lc *labClock
+	var view *labView
+	if o.LabClock != "" {
+		if lc, view, err = o.labTime(ctx); err != nil {
+			return err
+		}
+	}
 	os.Args = append([]string{"karpenter"}, o.karpenterArgs()...)
 	restoreManager := bindLoopback()
 	defer restoreManager()
 	opCtx, op := operator.NewOperator()
-	if o.LabClock != "" {
-		// Before any provider or controller takes op.Clock.
-		lc, err := readLabClock(ctx, o.LabClock)
-		if err != nil {
-			return err
-		}
-		op.Clock = lc
+	if lc != nil {
+		op.Clock = lc // before any provider or controller takes op.Clock
 		logger.Info("following the lab clock", "offset", lc.Offset().String(), "labTime", lc.Now().UTC().Format(time.RFC3339))
-		follow := manager.RunnableFunc(func(ctx context.Context) error { return lc.follow(ctx, o.LabClock, op.GetClient(), logger) })
+		follow := manager.RunnableFunc(func(ctx context.Context) error { return lc.follow(ctx, o.LabClock, op.GetClient(), view, logger) })
 		if err := op.Manager.Add(follow); err != nil {
 			return fmt.Errorf("adding the lab clock: %w", err)
 		}
@@ -104,6 +108,24 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	logger.Info("karpenter stopped")
 	return nil
+}
+
+// labTime reads the lab clock and the skips so far, and points KUBECONFIG at a copy that
+// gives Karpenter its lab-time view of NodeClaims (labview.go).
+func (o Options) labTime(ctx context.Context) (*labClock, *labView, error) {
+	lc, err := readLabClock(ctx, o.LabClock)
+	if err != nil {
+		return nil, nil, err
+	}
+	view := &labView{log: o.Logger}
+	if err := view.refresh(ctx, fakeec2.NewAdminClient(o.LabClock), lc.Offset()); err != nil {
+		return nil, nil, err
+	}
+	kc, err := labViewKubeconfig(os.Getenv("KUBECONFIG"), view)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lc, view, os.Setenv("KUBECONFIG", kc)
 }
 
 // kwokControllers are core's controllers over Karpenter's stock kwok provider, as its

@@ -13,44 +13,8 @@ import (
 // graders reason in lab time, so a snapshot puts every wall-clock time into lab time once,
 // when it is taken; the skips it did that with are kept beside it.
 
-// LabSkip is one skip of lab time, as the audit trail records it.
-type LabSkip struct {
-	Wall time.Time `json:"wall"` // when it happened, on the wall clock
-	From time.Time `json:"from"` // lab time before the skip
-	To   time.Time `json:"to"`   // lab time after it
-}
-
-// labSkips reads the skips from the audit trail (karplab's SkipTime events, which a reset
-// clears with the clock), oldest first.
-func labSkips(audit []fakeec2.AuditEvent) []LabSkip {
-	var out []LabSkip
-	var lead time.Duration
-	for _, ev := range audit {
-		if ev.Service != "karplab" || ev.Action != "SkipTime" {
-			continue
-		}
-		from, err1 := time.Parse(time.RFC3339Nano, ev.Parameters["from"])
-		to, err2 := time.Parse(time.RFC3339Nano, ev.Parameters["to"])
-		if err1 != nil || err2 != nil || !to.After(from) {
-			continue
-		}
-		out = append(out, LabSkip{Wall: from.Add(-lead).UTC(), From: from.UTC(), To: to.UTC()})
-		lead += to.Sub(from)
-	}
-	return out
-}
-
-// leadAt is how far lab time ran ahead of the wall clock at wall time w.
-func leadAt(skips []LabSkip, w time.Time) time.Duration {
-	var lead time.Duration
-	for _, s := range skips {
-		if s.Wall.After(w) {
-			break
-		}
-		lead += s.To.Sub(s.From)
-	}
-	return lead
-}
+// LabSkip is one skip of lab time (fakeec2.LabSkips reads them off the audit trail).
+type LabSkip = fakeec2.LabSkip
 
 // wallTimeKeys are the fields in which Kubernetes (the API server, the scheduler, the
 // controller manager, the kubelet, event recorders) writes wall-clock times.
@@ -70,11 +34,11 @@ var karpenterKinds = map[string]bool{"NodeClaim": true, "NodePool": true, "EC2No
 // Taken snapshots only: a saved one is in lab time already.
 func (s *Snapshot) toLabTime() {
 	s.WallTakenAt = s.TakenAt
-	s.LabSkips = labSkips(s.Audit)
+	s.LabSkips = fakeec2.LabSkips(s.Audit)
 	if len(s.LabSkips) == 0 {
 		return
 	}
-	shift := func(t time.Time) time.Time { return t.Add(leadAt(s.LabSkips, t)) }
+	shift := func(t time.Time) time.Time { return t.Add(fakeec2.LeadAt(s.LabSkips, t)) }
 	s.TakenAt = shift(s.TakenAt)
 	for i := range s.History {
 		r := &s.History[i]
