@@ -8,18 +8,7 @@ import (
 )
 
 func TestIntegrationAMIDriftSolutionPasses(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(amiDriftLab)
-	start := time.Now()
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 2 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	r := checkUntil(t, e, l, true, 30*time.Second)
-	if !r.Passed {
-		t.Fatalf("the solution does not pass:\n%s", reportText(r))
-	}
-	keepSnapshot(t, e, "amidrift-solution")
-	t.Logf("staged, published, rolled forward and back in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+	solutionPasses(t, amiDriftLab, 2*time.Minute, 30*time.Second, "amidrift-solution")
 }
 
 func TestIntegrationAMIDriftExerciseFails(t *testing.T) {

@@ -15,15 +15,7 @@ import (
 )
 
 func TestIntegrationBootstrapFailureSolutionPasses(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(bootstrapLab)
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 2 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	r := checkUntil(t, e, l, true, time.Minute)
-	if !r.Passed {
-		t.Fatalf("the solution does not pass:\n%s", reportText(r))
-	}
+	solutionPasses(t, bootstrapLab, 2*time.Minute, time.Minute, "")
 }
 
 func TestIntegrationBootstrapFailureExerciseFails(t *testing.T) {

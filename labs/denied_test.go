@@ -22,15 +22,7 @@ import (
 )
 
 func TestIntegrationDeniedPathSolutionPasses(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(deniedLab)
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 2 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	r := checkUntil(t, e, l, true, time.Minute)
-	if !r.Passed {
-		t.Fatalf("the solution does not pass:\n%s", reportText(r))
-	}
+	solutionPasses(t, deniedLab, 2*time.Minute, time.Minute, "")
 }
 
 func TestIntegrationDeniedPathExerciseFails(t *testing.T) {

@@ -9,18 +9,7 @@ import (
 )
 
 func TestIntegrationInterruptionSolutionPasses(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(interruptionLab)
-	start := time.Now()
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 3 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	r := checkUntil(t, e, l, true, 30*time.Second)
-	if !r.Passed {
-		t.Fatalf("the solution does not pass:\n%s", reportText(r))
-	}
-	keepSnapshot(t, e, "interruption-solution")
-	t.Logf("staged, warned, drained and recovered in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+	solutionPasses(t, interruptionLab, 3*time.Minute, 30*time.Second, "interruption-solution")
 }
 
 func TestIntegrationInterruptionExerciseFails(t *testing.T) {

@@ -180,6 +180,32 @@ func karpenterTail(n int) string {
 }
 
 // checkUntil grades lab repeatedly until its verdict is want (or timeout), returning the last report.
+// solutionPasses is each lab's first test: on a fresh lab, lab run NAME --solution (staging
+// waits up to wait), then check until it passes (within grace). It keeps the snapshot
+// under snapshot (KARPLAB_SNAPSHOT_DIR; "" keeps none), logs the report and returns the lab
+// and the report for the lab's own assertions.
+func solutionPasses(t *testing.T, name string, wait, grace time.Duration, snapshot string) (*Env, *Report) {
+	t.Helper()
+	e := freshLab(t)
+	l, err := Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: wait}); err != nil {
+		t.Fatal(err)
+	}
+	r := checkUntil(t, e, l, true, grace)
+	if !r.Passed {
+		t.Fatalf("the solution does not pass:\n%s", reportText(r))
+	}
+	if snapshot != "" {
+		keepSnapshot(t, e, snapshot)
+	}
+	t.Logf("%s staged and solved in %s:\n%s", name, time.Since(start).Round(time.Second), reportText(r))
+	return e, r
+}
+
 func checkUntil(t *testing.T, e *Env, l *Lab, want bool, timeout time.Duration) *Report {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

@@ -8,18 +8,7 @@ import (
 )
 
 func TestIntegrationNodePoolOverlapSolutionPasses(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(overlapLab)
-	start := time.Now()
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 3 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	r := checkUntil(t, e, l, true, time.Minute)
-	if !r.Passed {
-		t.Fatalf("the solution does not pass:\n%s", reportText(r))
-	}
-	keepSnapshot(t, e, "overlap-solution")
-	t.Logf("staged and fixed in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+	solutionPasses(t, overlapLab, 3*time.Minute, time.Minute, "overlap-solution")
 }
 
 func TestIntegrationNodePoolOverlapExerciseFails(t *testing.T) {

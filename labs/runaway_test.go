@@ -9,24 +9,13 @@ import (
 )
 
 func TestIntegrationRunawayDemandSolutionPasses(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(runawayLab)
-	start := time.Now()
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 3 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	r := checkUntil(t, e, l, true, 2*time.Minute)
-	if !r.Passed {
-		t.Fatalf("the solution does not pass:\n%s", reportText(r))
-	}
-	keepSnapshot(t, e, "runaway-solution")
+	_, r := solutionPasses(t, runawayLab, 3*time.Minute, 2*time.Minute, "runaway-solution")
 	for _, c := range r.Checks {
 		// Pending workers are the limits at work: the surge asked for more than 200 vCPU.
 		if c.ID == "peak-within-limits" && !strings.Contains(c.Reason, "limits cpu 200") {
 			t.Errorf("peak-within-limits does not name the pool's limits: %s", c.Reason)
 		}
 	}
-	t.Logf("staged, drilled and recovered in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
 }
 
 // A learner who rehearses the surge on the pool as the incident left it, with no budget,

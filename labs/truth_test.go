@@ -10,18 +10,7 @@ import (
 )
 
 func TestIntegrationRequestsTruthSolutionPasses(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(truthLab)
-	start := time.Now()
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 3 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	r := checkUntil(t, e, l, true, 2*time.Minute)
-	if !r.Passed {
-		t.Fatalf("the solution does not pass:\n%s", reportText(r))
-	}
-	keepSnapshot(t, e, "truth-solution")
-	t.Logf("staged and fixed in %s:\n%s", time.Since(start).Round(time.Second), reportText(r))
+	solutionPasses(t, truthLab, 3*time.Minute, 2*time.Minute, "truth-solution")
 }
 
 func TestIntegrationRequestsTruthExerciseFails(t *testing.T) {
