@@ -24,8 +24,8 @@ const (
 	// surgeFloor is how many render workers at once count as the surge having happened.
 	surgeFloor = 100
 	giantPod   = "ziba-render-giant"
-	// runawaySkip is how long the drill lets the surge bill: the account's clock moves,
-	// Karpenter's does not (yet).
+	// runawaySkip is how long the drill lets the surge bill (lab time: the account's clock
+	// and Karpenter's).
 	runawaySkip = 4 * time.Hour
 )
 

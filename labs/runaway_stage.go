@@ -49,15 +49,13 @@ func (e *Env) drillRunaway(ctx context.Context, out io.Writer, wait time.Duratio
 	if err := e.waitSurgeSettled(ctx, out, max(wait, 3*time.Minute)); err != nil {
 		return err
 	}
-	skip, err := e.Admin.SkipTime(ctx, runawaySkip)
-	if err != nil {
-		return fmt.Errorf("skipping the account's clock: %w", err)
+	if err := e.skipTime(ctx, out, runawaySkip); err != nil {
+		return err
 	}
-	fmt.Fprintf(out, " skipped the account's clock %s: $%.2f accrued, %s\n", runawaySkip, skip.CostUSD, nouns(len(skip.Alerts), "budget alert"))
 	if err := e.ApplyExercise(ctx, runawayLab, "workload.yaml", out); err != nil {
 		return err
 	}
-	err = e.Kube.CoreV1().Pods(zibaNamespace).Delete(ctx, giantPod, metav1.DeleteOptions{})
+	err := e.Kube.CoreV1().Pods(zibaNamespace).Delete(ctx, giantPod, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting pod %s: %w", giantPod, err)
 	}

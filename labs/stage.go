@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/exercises"
 	"github.com/karplab/karplab/labs/evidence"
@@ -253,4 +254,16 @@ func (e *Env) twoStepReady(ctx context.Context, out io.Writer, opts StageOptions
 	fmt.Fprintf(out, "\nThe render workers are not settled yet (%s; %s): %s, wait, and run karplab lab run %s again.\n",
 		status, formatCounts(counts), settleHint, lab)
 	return false, nil
+}
+
+// skipTime moves the lab's clocks (the account's and Karpenter's) d forward, as karplab
+// time skip does, and says what the span cost and what came due in it.
+func (e *Env) skipTime(ctx context.Context, out io.Writer, d time.Duration) error {
+	sk, err := cluster.SkipTime(ctx, e.Home, d)
+	if err != nil {
+		return fmt.Errorf("skipping lab time %s: %w", d, err)
+	}
+	fmt.Fprintf(out, " skipped lab time %s: $%.2f accrued, %s, %s came due\n", d, sk.CostUSD,
+		nouns(len(sk.Alerts), "budget alert"), nouns(len(sk.Due), "NodeClaim decision"))
+	return nil
 }

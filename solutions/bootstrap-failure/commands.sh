@@ -1,7 +1,7 @@
 #!/bin/sh
 # Reference solution of the bootstrap-failure lab (eval "$(karplab env)" first). The
-# earliest failing boundary, then the fix; labs.DeleteUnregisteredNodeClaims does the last
-# step through the API.
+# earliest failing boundary, then the fix; then Karpenter's own registration timeout removes
+# the stuck NodeClaims.
 set -eu
 
 # 1. Pending pods, NodeClaims with no NODE, Registered=Unknown "Node not registered with cluster".
@@ -25,9 +25,9 @@ aws ec2 describe-instance-attribute --instance-id "$id" --attribute userData --q
 # 4. Fix the EC2NodeClass (nodeclass.yaml: the debug hook's `exit 1` removed).
 kubectl apply -f nodeclass.yaml
 
-# 5. Remove the stuck NodeClaims: Karpenter terminates their instances and launches new ones
-#    from the fixed user data.
-kubectl get nodeclaims -o custom-columns=NAME:.metadata.name,NODE:.status.nodeName --no-headers |
-  awk '$2 == "<none>" {print $1}' | xargs -r kubectl delete nodeclaim
+# 5. Let Karpenter's 15-minute registration timeout pass: it deletes the stuck NodeClaims,
+#    terminates their instances and launches new ones from the fixed user data. (In an
+#    incident you would not wait: kubectl delete nodeclaim each one with no NODE.)
+karplab time skip 15m
 kubectl wait --for=condition=Ready pods -n ziba -l app.kubernetes.io/name=ziba-render-worker --timeout=3m
 kubectl get pods -n ziba -o wide
