@@ -387,6 +387,7 @@ var docsToRehearse = []struct{ doc, lab string }{
 	{"../exercises/nodepool-overlap/README.md", "nodepool-overlap"},
 	{"../exercises/requests-truth/README.md", "requests-truth"},
 	{"../exercises/runaway-demand/README.md", "runaway-demand"},
+	{"../exercises/node-expiry/README.md", "node-expiry"},
 }
 
 // Every document parses, every lab's README is rehearsed, and no line has a placeholder no
