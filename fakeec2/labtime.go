@@ -179,6 +179,15 @@ func LabSkips(audit []AuditEvent) []LabSkip {
 	return out
 }
 
+// Lead is how far lab time runs ahead of the wall clock after all the skips.
+func Lead(skips []LabSkip) time.Duration {
+	var lead time.Duration
+	for _, s := range skips {
+		lead += s.To.Sub(s.From)
+	}
+	return lead
+}
+
 // LeadAt is how far lab time ran ahead of the wall clock at wall time w.
 func LeadAt(skips []LabSkip, w time.Time) time.Duration {
 	var lead time.Duration

@@ -64,14 +64,11 @@ func (v *labView) once(o *sync.Once, msg string, args ...any) {
 	}
 }
 
-// lab puts a wall time into lab time; ok is false while there was no skip at all.
-func (v *labView) lab(w time.Time) (time.Time, bool) {
+// lab puts a wall time into lab time.
+func (v *labView) lab(w time.Time) time.Time {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	if len(v.skips) == 0 {
-		return w, false
-	}
-	return w.Add(fakeec2.LeadAt(v.skips, w)), true
+	return w.Add(fakeec2.LeadAt(v.skips, w))
 }
 
 // refresh reads the skips off the lab account's audit trail until they add up to offset,
@@ -84,11 +81,7 @@ func (v *labView) refresh(ctx context.Context, admin *fakeec2.AdminClient, offse
 			return fmt.Errorf("reading the skips of lab time: %w", err)
 		}
 		skips := fakeec2.LabSkips(audit)
-		lead = 0
-		for _, s := range skips {
-			lead += s.To.Sub(s.From)
-		}
-		if lead == offset {
+		if lead = fakeec2.Lead(skips); lead == offset {
 			v.set(skips)
 			return nil
 		}
@@ -247,7 +240,7 @@ func (v *labView) shift(m map[string]any, key string, limit time.Time) (time.Tim
 	if !limit.IsZero() && !t.Before(limit) {
 		return t, true
 	}
-	lab, _ := v.lab(t)
+	lab := v.lab(t)
 	m[key] = lab.UTC().Format(time.RFC3339)
 	return lab, true
 }

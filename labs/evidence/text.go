@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2"
 )
 
 // WriteText prints the evidence as tables: the per-pod chain, then NodeClaims, instances with
@@ -178,11 +180,7 @@ func (ev *Evidence) writeLabClock(w io.Writer) {
 	if len(ev.LabSkips) == 0 {
 		return
 	}
-	var lead time.Duration
-	for _, s := range ev.LabSkips {
-		lead += s.To.Sub(s.From)
-	}
-	fmt.Fprintf(w, "Times are lab time, %s ahead of the wall clock (karplab time skip); Kubernetes' own timestamps (kubectl) are wall time:\n", lead)
+	fmt.Fprintf(w, "Times are lab time, %s ahead of the wall clock (karplab time skip); Kubernetes' own timestamps (kubectl) are wall time:\n", fakeec2.Lead(ev.LabSkips))
 	for _, s := range ev.LabSkips {
 		fmt.Fprintf(w, "  skipped %s at %s wall: lab time %s -> %s\n", s.To.Sub(s.From), s.Wall.Local().Format(time.DateTime),
 			s.From.Local().Format(time.DateTime), s.To.Local().Format(time.DateTime))
