@@ -190,6 +190,41 @@ func TestRescheduledFromEviction(t *testing.T) {
 	}
 }
 
+// TestRescheduledAlongAChain: a pod that moved onto a node Karpenter consolidated later moves
+// again; it replaced the first pod and its own replacement replaced it (a CI run once failed
+// by counting the last runner for the first pod and finding nothing for the middle one).
+func TestRescheduledAlongAChain(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
+	at := func(s int) *time.Time { v := t0.Add(time.Duration(s) * time.Second); return &v }
+	claims := []claimLife{
+		{Name: "ziba-general-a", NodeName: "node-a", Disrupting: at(90)},
+		{Name: "ziba-general-c", NodeName: "node-c", Disrupting: at(490)},
+	}
+	first := evidence.PodRow{Name: "first", UID: "first", Node: "node-a", Phase: "Deleted", Created: *at(0), StartedAt: at(5), TerminatingAt: at(91)}
+	middle := evidence.PodRow{Name: "middle", UID: "middle", Node: "node-c", Phase: "Deleted", Created: *at(91), StartedAt: at(95), TerminatingAt: at(491)}
+	last := evidence.PodRow{Name: "last", UID: "last", Node: "node-b", Phase: "Running", Created: *at(491), StartedAt: at(495)}
+	stays := evidence.PodRow{Name: "stays", UID: "stays", Node: "node-b", Phase: "Running", Created: *at(0), StartedAt: at(5)}
+	for _, tt := range []struct {
+		name string
+		pods []evidence.PodRow
+		want bool
+	}{
+		{name: "each move replaced", pods: []evidence.PodRow{last, stays, middle, first}, want: true},
+		{name: "the last move not replaced", pods: []evidence.PodRow{stays, middle, first}, want: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for i := range tt.pods {
+				tt.pods[i].Namespace = zibaNamespace
+				tt.pods[i].Name = renderWorker + "-" + tt.pods[i].Name
+			}
+			g := &Grading{Evidence: &evidence.Evidence{Pods: tt.pods}}
+			if c := checkRescheduled(g, claims); c.Passed != tt.want {
+				t.Errorf("pods-rescheduled passed = %t, want %t: %s %v", c.Passed, tt.want, c.Reason, c.Evidence)
+			}
+		})
+	}
+}
+
 func TestParsePin(t *testing.T) {
 	tests := []struct {
 		name        string

@@ -266,30 +266,47 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 		return fail(id, title, fmt.Sprintf("%d nodes were consolidated, all of them empty: no pod had to move", len(consolidated)),
 			"Only an underutilized node's consolidation moves pods; WhenEmptyOrUnderutilized allows it.")
 	}
-	// Each displaced pod needs a replacement created once it began to leave (its ReplicaSet
-	// acts on the eviction, not on the pod's final removal), running now.
-	used := map[string]bool{}
-	var proofs, missing []string
-	for _, d := range displaced {
-		found := false
-		left := d.LeftAt()
-		for _, p := range pods {
-			if used[p.UID] || p.Phase != "Running" || p.StartedAt == nil || p.Created.Before(left.Add(-clockSlack)) {
-				continue
-			}
-			used[p.UID], found = true, true
-			proofs = append(proofs, fmt.Sprintf("%s left %s at %s; %s runs on %s since %s", d.Name, d.Node, hms(*left), p.Name, p.Node, hms(*p.StartedAt)))
-			break
-		}
-		if !found {
-			missing = append(missing, fmt.Sprintf("%s left %s at %s and nothing replaced it", d.Name, d.Node, hms(*left)))
-		}
-	}
+	proofs, missing := matchReplacements(displaced, pods)
 	if len(missing) > 0 {
 		return fail(id, title, fmt.Sprintf("%d of %d displaced pods were not replaced", len(missing), len(displaced)),
 			"kubectl get pods -n ziba -o wide; kubectl describe pod shows why a replacement waits.", append(missing, proofs...)...)
 	}
 	return pass(id, title, fmt.Sprintf("%d displaced pods replaced by running pods", len(displaced)), proofs...)
+}
+
+// matchReplacements pairs each displaced pod, in the order they left, with the earliest pod
+// created once it began to leave (its ReplicaSet acts on the eviction, not on the pod's final
+// removal). A replacement either runs now or was itself displaced later and has its own
+// replacement: a pod can move twice when Karpenter consolidates the node it moved to.
+func matchReplacements(displaced, pods []evidence.PodRow) (proofs, missing []string) {
+	moved := map[string]bool{}
+	for _, d := range displaced {
+		moved[d.UID] = true
+	}
+	displaced = slices.Clone(displaced)
+	slices.SortFunc(displaced, func(a, b evidence.PodRow) int { return a.LeftAt().Compare(*b.LeftAt()) })
+	candidates := slices.Clone(pods)
+	slices.SortFunc(candidates, func(a, b evidence.PodRow) int { return a.Created.Compare(b.Created) })
+	used := map[string]bool{}
+	for _, d := range displaced {
+		left := d.LeftAt()
+		i := slices.IndexFunc(candidates, func(p evidence.PodRow) bool {
+			return !used[p.UID] && p.UID != d.UID && p.StartedAt != nil && !p.Created.Before(left.Add(-clockSlack)) &&
+				(p.Phase == "Running" || moved[p.UID])
+		})
+		if i < 0 {
+			missing = append(missing, fmt.Sprintf("%s left %s at %s and nothing replaced it", d.Name, d.Node, hms(*left)))
+			continue
+		}
+		p := candidates[i]
+		used[p.UID] = true
+		line := fmt.Sprintf("%s left %s at %s; %s runs on %s since %s", d.Name, d.Node, hms(*left), p.Name, p.Node, hms(*p.StartedAt))
+		if moved[p.UID] {
+			line = fmt.Sprintf("%s left %s at %s; %s ran on %s from %s until it moved in turn", d.Name, d.Node, hms(*left), p.Name, p.Node, hms(*p.StartedAt))
+		}
+		proofs = append(proofs, line)
+	}
+	return proofs, missing
 }
 
 // checkCleanedUp: every consolidated NodeClaim's instance is terminated, its volumes and
