@@ -18,10 +18,12 @@ import (
 
 // StartOptions are the user's choices for `karplab start`.
 type StartOptions struct {
-	Backend   string
-	Provider  string
-	EC2Addr   string
-	BootDelay time.Duration
+	Backend string
+	// Kubeconfig and Context name the existing backend's cluster.
+	Kubeconfig, Context string
+	Provider            string
+	EC2Addr             string
+	BootDelay           time.Duration
 	// Verbosity is passed to the daemon's -v.
 	Verbosity int
 	// Timeout bounds the wait for the lab to become ready.
@@ -36,6 +38,12 @@ func (o StartOptions) DaemonArgs() []string {
 	}
 	if o.Provider != "" {
 		args = append(args, "--provider", o.Provider)
+	}
+	if o.Kubeconfig != "" {
+		args = append(args, "--kubeconfig", o.Kubeconfig)
+	}
+	if o.Context != "" {
+		args = append(args, "--context", o.Context)
 	}
 	if o.EC2Addr != "" {
 		args = append(args, "--ec2-addr", o.EC2Addr)
@@ -57,7 +65,7 @@ func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*Stat
 	if pid, err := h.daemonPID(); err == nil {
 		return nil, &AlreadyRunningError{PID: pid}
 	}
-	if err := Preflight(ctx, o.Backend, o.Provider); err != nil {
+	if err := Preflight(ctx, h, Target{Backend: o.Backend, Provider: o.Provider, Kubeconfig: o.Kubeconfig, Context: o.Context}); err != nil {
 		return nil, err
 	}
 	exe, err := os.Executable()

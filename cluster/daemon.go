@@ -29,8 +29,11 @@ const daemonCommand = "daemon"
 // DaemonConfig configures one lab daemon.
 type DaemonConfig struct {
 	Home Home
-	// Backend is "embedded" (default) or "kind".
+	// Backend is "embedded" (default), "kind" or "existing".
 	Backend string
+	// Kubeconfig and Context name the cluster of the existing backend (kubectl's defaults
+	// when empty).
+	Kubeconfig, Context string
 	// Provider is the Karpenter cloud provider: "aws" (default, the real karpenter-provider-aws
 	// on the emulated account) or "kwok" (Karpenter's stock kwok provider, no EC2).
 	Provider string
@@ -91,7 +94,8 @@ type service struct {
 type daemon struct {
 	cfg DaemonConfig
 	// Set by newServices, valid once their service started.
-	restConfig       func() *rest.Config
+	restConfig       func() *rest.Config // the admin config, recording what it creates
+	baseline         *baseline           // the cluster's own objects, which reset keeps
 	ec2              func() *fakeec2.Server
 	recorder         func() *recorder.Recorder
 	kubelet          func() *kubelet.Kubelet
@@ -109,10 +113,10 @@ type daemon struct {
 // daemon for the same home fails at once with an error naming the running one.
 func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	cfg.defaults()
-	if err := Preflight(ctx, cfg.Backend, cfg.Provider); err != nil {
+	h := cfg.Home
+	if err := Preflight(ctx, h, cfg.target()); err != nil {
 		return err
 	}
-	h := cfg.Home
 	if err := h.Ensure(); err != nil {
 		return err
 	}
@@ -282,6 +286,7 @@ func (d *daemon) reset(ctx context.Context, status io.Writer) error {
 	if err != nil {
 		return err
 	}
+	r.keep, r.labNodes = d.baseline, d.cfg.Home.recordedNodes
 	if srv := d.ec2(); srv != nil {
 		r.ec2 = func(context.Context) error { return srv.Reset() }
 	}

@@ -1,10 +1,14 @@
 package cluster
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/karplab/karplab/cluster/backend"
@@ -31,8 +35,8 @@ func eksCluster(be backend.Backend) (eks.Cluster, error) {
 		return eks.Cluster{}, err
 	}
 	cidr := controlplane.ServiceCIDR
-	if be.Name() == "kind" {
-		cidr = kindServiceCIDR
+	if be.Name() != "embedded" {
+		cidr = serviceCIDR(cfg)
 	}
 	return eks.Cluster{
 		Name:                     ClusterName,
@@ -44,6 +48,22 @@ func eksCluster(be backend.Backend) (eks.Cluster, error) {
 		// EKS requires the cluster's service role; nothing in the lab assumes it.
 		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/" + eksClusterRole,
 	}, nil
+}
+
+// serviceCIDR reads another cluster's Service CIDR from its default ServiceCIDR object
+// (networking.k8s.io/v1 since Kubernetes 1.33); older clusters get kind's default.
+func serviceCIDR(cfg *rest.Config) string {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return kindServiceCIDR
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sc, err := kube.NetworkingV1().ServiceCIDRs().Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || len(sc.Spec.CIDRs) == 0 {
+		return kindServiceCIDR
+	}
+	return sc.Spec.CIDRs[0]
 }
 
 func caPEM(cfg *rest.Config) ([]byte, error) {

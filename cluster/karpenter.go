@@ -50,6 +50,7 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			opts.HealthProbePort = healthPort
 			opts.MetricsPort = metricsPort
 			opts.LabClock = ec2Endpoint // the controllers run on the account's lab time
+			opts.InstallRecord = cfg.Home.InstallRecord()
 			env := []string{
 				"KUBECONFIG=" + cfg.Home.Kubeconfig(),
 				"AWS_ENDPOINT_URL=" + ec2Endpoint,

@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"github.com/karplab/karplab/cluster/backend"
 	"github.com/karplab/karplab/cluster/metrics"
@@ -12,8 +17,9 @@ import (
 
 // metricsService runs the lab's metrics-server (cluster/metrics): kwok usage profiles,
 // metrics.k8s.io for kubectl top, per-pod peaks for the graders, and the kubelet's OOM kills
-// and memory-pressure evictions. The embedded backend only: its backend listens on the
-// daemon's loopback, which a kind API server cannot reach.
+// and memory-pressure evictions. It listens on the daemon's loopback, so it serves a cluster
+// whose API server runs on this host (the embedded one, or another here) and that has no
+// metrics API of its own; elsewhere it does not run and says why.
 func metricsService(d *daemon, be backend.Backend) *service {
 	var srv *metrics.Server
 	stop := func(context.Context) error { return nil }
@@ -21,8 +27,11 @@ func metricsService(d *daemon, be backend.Backend) *service {
 	return &service{
 		name: "metrics API (metrics.k8s.io from kwok usage profiles)",
 		start: func(ctx context.Context) (string, error) {
+			if why := metricsUnreachable(ctx, be, d.cfg.Home); why != "" {
+				return "not run: " + why, nil
+			}
 			s, err := metrics.New(metrics.Options{
-				RESTConfig: be.RESTConfig(),
+				RESTConfig: d.restConfig(),
 				Resolution: d.cfg.MetricsResolution,
 				Enforce:    true,
 				Logger:     d.cfg.Logger.With("component", "metrics"),
@@ -38,6 +47,9 @@ func metricsService(d *daemon, be backend.Backend) *service {
 		},
 		stop: func(ctx context.Context) error { return stop(ctx) },
 		components: func(ctx context.Context) []backend.Component {
+			if srv == nil {
+				return nil
+			}
 			rep := srv.Report()
 			running := 0
 			for _, p := range rep.Pods {
@@ -49,6 +61,29 @@ func metricsService(d *daemon, be backend.Backend) *service {
 				Detail: fmt.Sprintf("every %s: %d pods running, %d recorded, %d nodes", rep.Resolution, running, len(rep.Pods), len(rep.Nodes))}}
 		},
 	}
+}
+
+// metricsUnreachable says why the lab's metrics API cannot serve the cluster ("" when it can).
+func metricsUnreachable(ctx context.Context, be backend.Backend, h Home) string {
+	if be.Name() == "embedded" {
+		return ""
+	}
+	u, err := url.Parse(be.RESTConfig().Host)
+	if err != nil {
+		return err.Error()
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "the cluster's API server is not on this host, so it cannot reach the lab's metrics API on loopback (kubectl top and the requests-truth lab need it)"
+	}
+	agg, err := aggregator.NewForConfig(be.RESTConfig())
+	if err != nil {
+		return err.Error()
+	}
+	svc, err := agg.ApiregistrationV1().APIServices().Get(ctx, metrics.APIServiceName, metav1.GetOptions{})
+	if err == nil && !h.recordedBy()("apiservices", svc.Name, string(svc.UID)) {
+		return "the cluster serves metrics.k8s.io itself, and the lab leaves it alone"
+	}
+	return ""
 }
 
 func (d *daemon) metricsHandlers(mux *http.ServeMux) {

@@ -17,6 +17,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/karplab/karplab/cluster/karpenter"
 )
 
 // systemNamespaces survive a reset; every other namespace is the learner's workload.
@@ -43,6 +46,10 @@ type resetter struct {
 	ec2     func(context.Context) error
 	after   func(context.Context) error // restarts what keeps in-memory state
 	history func() error
+	// keep holds the cluster's own objects (nil: the lab owns the whole cluster); labNodes
+	// the Nodes lab processes created, by name and UID.
+	keep     *baseline
+	labNodes func() map[string]string
 }
 
 func newResetter(cfg *rest.Config, status io.Writer) (*resetter, error) {
@@ -75,7 +82,7 @@ func (r *resetter) run(ctx context.Context) error {
 	}
 	var deleted []string
 	for _, ns := range nss.Items {
-		if systemNamespaces[ns.Name] {
+		if systemNamespaces[ns.Name] || ns.Name == karpenter.LabNamespace || r.keep.keeps(ns.UID) {
 			continue
 		}
 		if err := r.kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -153,23 +160,60 @@ func (r *resetter) run(ctx context.Context) error {
 	return r.waitNamespacesGone(ctx, deleted, 2*time.Minute)
 }
 
+// deleteDefaultWorkloads deletes the default namespace's workloads and pods, except the
+// cluster's own: those in the baseline and what they own (a Deployment's later ReplicaSets
+// and pods).
 func (r *resetter) deleteDefaultWorkloads(ctx context.Context) error {
-	opts := metav1.DeleteOptions{}
-	list := metav1.ListOptions{}
-	apps := r.kube.AppsV1()
-	errs := []error{
-		apps.Deployments("default").DeleteCollection(ctx, opts, list),
-		apps.StatefulSets("default").DeleteCollection(ctx, opts, list),
-		apps.DaemonSets("default").DeleteCollection(ctx, opts, list),
-		apps.ReplicaSets("default").DeleteCollection(ctx, opts, list),
-		r.kube.BatchV1().Jobs("default").DeleteCollection(ctx, opts, list),
-		r.kube.PolicyV1().PodDisruptionBudgets("default").DeleteCollection(ctx, opts, list),
-		r.kube.CoreV1().Pods("default").DeleteCollection(ctx, opts, list),
+	objs, err := defaultWorkloads(ctx, r.dyn)
+	if err != nil {
+		return err
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("deleting workloads in namespace default: %w", err)
+	background := metav1.DeletePropagationBackground // a Job's pods go with it
+	var errs []error
+	for _, o := range r.labsOwn(objs) {
+		err := r.dyn.Resource(o.gvr).Namespace(metav1.NamespaceDefault).Delete(ctx, o.name, metav1.DeleteOptions{PropagationPolicy: &background})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting %s %s in namespace default: %w", o.gvr.Resource, o.name, err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// labsOwn filters objs (owners listed before what they own) down to what is not the
+// cluster's own.
+func (r *resetter) labsOwn(objs []namespacedObject) []namespacedObject {
+	kept := map[types.UID]bool{}
+	var out []namespacedObject
+	for _, o := range objs {
+		own := r.keep.keeps(o.uid)
+		for _, ow := range o.owners {
+			own = own || kept[ow]
+		}
+		if own {
+			kept[o.uid] = true
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// clusterOwnPod reports whether the default namespace's pod uid is the cluster's own (in
+// the baseline, or owned by what is).
+func (r *resetter) clusterOwnPod(ctx context.Context, uid types.UID) bool {
+	if r.keep == nil {
+		return false
+	}
+	objs, err := defaultWorkloads(ctx, r.dyn)
+	if err != nil {
+		return true // when in doubt, leave it
+	}
+	for _, o := range r.labsOwn(objs) {
+		if o.uid == uid {
+			return false
+		}
+	}
+	return true
 }
 
 // deleteAll deletes every object of gvr (cluster-scoped); with force it first removes their
@@ -228,6 +272,9 @@ func (r *resetter) forceDeletePods(ctx context.Context, namespaces []string) err
 			return fmt.Errorf("listing pods in %s: %w", ns, err)
 		}
 		for _, p := range pods.Items {
+			if ns == "default" && r.clusterOwnPod(ctx, p.UID) {
+				continue
+			}
 			err := r.kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting pod %s/%s: %w", ns, p.Name, err)
@@ -322,19 +369,32 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// deleteNodes deletes every Node, finalizers stripped (no kubelet will confirm them).
+// deleteNodes deletes the lab's Nodes, finalizers stripped (no kubelet will confirm them):
+// those lab processes created and any other Karpenter node the cluster did not have before.
+// The cluster's own nodes stay.
 func (r *resetter) deleteNodes(ctx context.Context) (int, error) {
 	nodes, err := r.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("listing nodes: %w", err)
 	}
+	var recorded map[string]string
+	if r.labNodes != nil {
+		recorded = r.labNodes()
+	}
+	n := 0
 	for _, node := range nodes.Items {
+		_, karpenterNode := node.Labels[karpv1.NodePoolLabelKey]
+		labs := r.keep == nil || recorded[node.Name] == string(node.UID) || karpenterNode
+		if !labs || r.keep.keeps(node.UID) {
+			continue
+		}
 		if err := r.stripFinalizers(ctx, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, node.Name); err != nil {
 			return 0, err
 		}
 		if err := r.kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return 0, fmt.Errorf("deleting node %s: %w", node.Name, err)
 		}
+		n++
 	}
-	return len(nodes.Items), nil
+	return n, nil
 }

@@ -12,9 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"k8s.io/client-go/rest"
 
 	"github.com/karplab/karplab/cluster/backend"
 	"github.com/karplab/karplab/cluster/controlplane"
+	"github.com/karplab/karplab/cluster/existing"
+	"github.com/karplab/karplab/cluster/installs"
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kind"
 	"github.com/karplab/karplab/cluster/kubelet"
@@ -27,35 +30,58 @@ import (
 // profile's. The emulator's audit trail tells their DescribeInstances apart by it.
 const KubeletAccessKeyID = "AKIAKARPLABNODEROLE0"
 
+// Target is the user's choice of cluster and provider.
+type Target struct {
+	Backend, Provider   string
+	Kubeconfig, Context string // the existing backend's cluster
+}
+
+func (c DaemonConfig) target() Target {
+	return Target{Backend: c.Backend, Provider: c.Provider, Kubeconfig: c.Kubeconfig, Context: c.Context}
+}
+
 // newBackend returns the Kubernetes backend the config names.
 func newBackend(cfg DaemonConfig) (backend.Backend, error) {
 	switch cfg.Backend {
 	case "kind":
-		return kind.New(kind.Options{}), nil
+		return kind.New(kind.Options{Recorded: cfg.Home.recordedBy()}), nil
+	case "existing":
+		return existing.New(existing.Options{Kubeconfig: cfg.Kubeconfig, Context: cfg.Context, Recorded: cfg.Home.recordedBy()}), nil
 	case "embedded":
 		return newEmbedded(cfg.Home.ControlPlaneDir(), cfg.Logger.With("component", "controlplane")), nil
 	default:
-		return nil, Preflight(context.Background(), cfg.Backend, cfg.Provider)
+		return nil, Preflight(context.Background(), cfg.Home, cfg.target())
 	}
 }
 
-// Preflight checks the user's choices before anything starts, so a bad flag or a host that
-// cannot run the backend fails at once with the fix in the message.
-func Preflight(ctx context.Context, backendName, provider string) error {
-	switch provider {
+// Preflight checks the user's choices before anything starts, so a bad flag, a host that
+// cannot run the backend or a cluster the lab cannot use fails at once, with the fix in
+// the message and nothing installed.
+func Preflight(ctx context.Context, h Home, t Target) error {
+	switch t.Provider {
 	case "", karpenter.ProviderAWS, karpenter.ProviderKWOK:
 	case "ec2":
-		return fmt.Errorf("provider %q (the lab's own model of Karpenter on AWS) is retired: use --provider aws (the default, the real karpenter-provider-aws on the emulated account) or --provider kwok", provider)
+		return fmt.Errorf("provider %q (the lab's own model of Karpenter on AWS) is retired: use --provider aws (the default, the real karpenter-provider-aws on the emulated account) or --provider kwok", t.Provider)
 	default:
-		return fmt.Errorf("unknown provider %q: use --provider aws (the default, the real karpenter-provider-aws on the emulated account) or --provider kwok (Karpenter's stock kwok provider, no EC2)", provider)
+		return fmt.Errorf("unknown provider %q: use --provider aws (the default, the real karpenter-provider-aws on the emulated account) or --provider kwok (Karpenter's stock kwok provider, no EC2)", t.Provider)
 	}
-	switch backendName {
+	if (t.Kubeconfig != "" || t.Context != "") && t.Backend != "existing" {
+		return fmt.Errorf("--kubeconfig and --context name an existing cluster: add --backend existing (the %s backend makes its own cluster)", orDefault(t.Backend, "embedded"))
+	}
+	switch t.Backend {
 	case "", "embedded":
 		return nil
 	case "kind":
 		return kind.CheckEngine(ctx, "")
+	case "existing":
+		cfg, _, err := existing.Load(t.Kubeconfig, t.Context)
+		if err != nil {
+			return err
+		}
+		_, err = existing.Check(ctx, cfg, h.recordedBy())
+		return err
 	default:
-		return fmt.Errorf("unknown backend %q: use --backend embedded (the default) or --backend kind", backendName)
+		return fmt.Errorf("unknown backend %q: use --backend embedded (the default), kind (needs a Docker engine) or existing --kubeconfig FILE (a cluster you have)", t.Backend)
 	}
 }
 
@@ -89,7 +115,10 @@ func newServices(d *daemon) ([]*service, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.restConfig = be.RESTConfig
+	// Every object the daemon's clients create is recorded, for stop --uninstall.
+	record := installs.Open(cfg.Home.InstallRecord(), "daemon")
+	var admin *rest.Config
+	d.restConfig = func() *rest.Config { return admin }
 	d.metrics = func() *metrics.Server { return nil }
 	services := []*service{{
 		name: "Kubernetes control plane (" + be.Name() + ")",
@@ -97,6 +126,11 @@ func newServices(d *daemon) ([]*service, error) {
 			if err := be.Start(ctx, cfg.Home.Kubeconfig(), cfg.Status); err != nil {
 				return "", err
 			}
+			b, err := ensureBaseline(ctx, cfg.Home, be.Name(), be.RESTConfig())
+			if err != nil {
+				return "", errors.Join(err, be.Stop(ctx))
+			}
+			d.baseline, admin = b, installs.WrapConfig(be.RESTConfig(), record)
 			host := be.RESTConfig().Host
 			d.setEndpoint(func(s *State) { s.APIServer = host })
 			return host, nil
@@ -163,27 +197,33 @@ func newServices(d *daemon) ([]*service, error) {
 	})
 
 	services = append(services, &service{
-		name: "Karpenter and EC2NodeClass CRDs, kube-dns Service",
+		name: "Karpenter and EC2NodeClass CRDs, kube-dns Service, namespace " + karpenter.LabNamespace,
 		start: func(ctx context.Context) (string, error) {
-			if err := karpenter.InstallCRDs(ctx, be.RESTConfig()); err != nil {
+			if err := karpenter.EnsureNamespace(ctx, admin, karpenter.LabNamespace); err != nil {
 				return "", err
 			}
-			// karpenter-provider-aws reads kube-system/kube-dns at start, as on EKS.
-			created, err := karpenter.EnsureKubeDNS(ctx, be.RESTConfig(), controlplane.KubeDNSIP)
+			if err := karpenter.InstallCRDs(ctx, admin); err != nil {
+				return "", err
+			}
+			// karpenter-provider-aws reads kube-system/kube-dns at start, as on EKS. The
+			// embedded cluster's Service CIDR is known; another cluster picks the IP.
+			dnsIP := ""
+			if be.Name() == "embedded" {
+				dnsIP = controlplane.KubeDNSIP
+			}
+			created, err := karpenter.EnsureKubeDNS(ctx, admin, dnsIP)
 			if err != nil {
 				return "", err
 			}
 			detail := fmt.Sprintf("%d CRDs established", len(karpenter.CRDs()))
-			if created {
-				detail += ", kube-dns Service " + controlplane.KubeDNSIP + " created"
+			if created != "" {
+				detail += ", kube-dns Service " + created + " created"
 			}
 			return detail, nil
 		},
 	})
 
-	if be.Name() == "embedded" {
-		services = append(services, metricsService(d, be))
-	}
+	services = append(services, metricsService(d, be))
 
 	var rec *recorder.Recorder
 	stopRec := func(context.Context) error { return nil }
@@ -191,7 +231,7 @@ func newServices(d *daemon) ([]*service, error) {
 		name: "evidence recorder",
 		start: func(ctx context.Context) (string, error) {
 			var err error
-			rec, err = recorder.New(recorder.Options{Config: be.RESTConfig(), Path: cfg.Home.History(), Logger: log.With("component", "recorder")})
+			rec, err = recorder.New(recorder.Options{Config: admin, Path: cfg.Home.History(), Logger: log.With("component", "recorder")})
 			if err != nil {
 				return "", err
 			}
@@ -210,7 +250,7 @@ func newServices(d *daemon) ([]*service, error) {
 		start: func(ctx context.Context) (string, error) {
 			var err error
 			kl, err = kubelet.New(kubelet.Options{
-				RESTConfig: be.RESTConfig(),
+				RESTConfig: admin,
 				EC2:        NewEC2Client(endpoint, KubeletAccessKeyID),
 				// What the instance's OS prints (nodeadm, cloud-init) reaches GetConsoleOutput.
 				Console:     fakeec2.NewAdminClient(endpoint),

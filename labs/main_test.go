@@ -16,11 +16,15 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/cluster/existing/existingtest"
 	"github.com/karplab/karplab/cluster/karpenter"
 )
 
 // lab is the one lab daemon this test package runs (in-process, like `karplab start
-// --foreground`), shared by every TestIntegration test; each test resets it first.
+// --foreground`), shared by every TestIntegration test; each test resets it first. It runs
+// with the existing backend on somebody else's cluster (existingtest), so every lab is
+// proved on a cluster with a namespace, node and workload of its own; at the end `stop
+// --uninstall` must leave that cluster exactly as it was.
 var lab struct {
 	env  *Env
 	home cluster.Home
@@ -40,11 +44,14 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	code := m.Run()
-	stop()
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
-func startLab() (stop func(), err error) {
+func startLab() (stop func() error, err error) {
 	dir, err := os.MkdirTemp("", "karplab-labs-test")
 	if err != nil {
 		return nil, err
@@ -68,26 +75,54 @@ func startLab() (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	theirs, err := existingtest.Start(context.Background(), filepath.Join(dir, "their-cluster"), logger.With("component", "their-cluster"))
+	if err != nil {
+		return nil, fmt.Errorf("starting their cluster: %w", err)
+	}
+	before, err := theirs.Snapshot(context.Background())
+	if err != nil {
+		theirs.Stop()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- cluster.RunDaemon(ctx, cluster.DaemonConfig{
 			Home:       home,
+			Backend:    "existing",
+			Kubeconfig: theirs.Kubeconfig,
 			EC2Addr:    ec2Addr,
 			Executable: exe,
 			Provider:   testProvider(),
-			Logger:     slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})),
+			Logger:     logger,
 		})
 	}()
-	stop = func() {
+	stop = func() error {
+		// stop --uninstall, as a user ends a lab on their cluster: reset, stop, uninstall.
+		var progress strings.Builder
+		err := cluster.Reset(context.Background(), home, &progress)
 		cancel()
-		<-done
+		err = errors.Join(err, <-done)
+		if err == nil {
+			err = cluster.Uninstall(context.Background(), home, &progress)
+		}
+		if err == nil {
+			err = theyAreAsBefore(theirs, before)
+		}
+		if err != nil {
+			err = fmt.Errorf("stop --uninstall on their cluster: %w\n%s", err, progress.String())
+		} else {
+			fmt.Fprintf(os.Stderr, "stop --uninstall left their cluster as it was:\n%s", progress.String())
+		}
+		err = errors.Join(err, theirs.Stop())
 		logFile.Close()
 		if os.Getenv("KARPLAB_KEEP_TEST_HOME") == "" {
 			os.RemoveAll(dir)
 		} else {
 			fmt.Fprintln(os.Stderr, "lab home kept at", dir)
 		}
+		return err
 	}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -117,6 +152,19 @@ func startLab() (stop func(), err error) {
 	}
 	lab.env, lab.home, lab.exe = env, home, exe
 	return stop, nil
+}
+
+// theyAreAsBefore compares every API object of their cluster with the snapshot taken before
+// the lab started on it.
+func theyAreAsBefore(theirs *existingtest.Cluster, before *existingtest.Snapshot) error {
+	after, err := theirs.Snapshot(context.Background())
+	if err != nil {
+		return err
+	}
+	if diff := existingtest.Diff(before, after); len(diff) > 0 {
+		return fmt.Errorf("their cluster is not as it was (%d differences):\n  %s", len(diff), strings.Join(diff, "\n  "))
+	}
+	return nil
 }
 
 // testProvider is the Karpenter cloud provider the labs run on: the real

@@ -16,20 +16,21 @@ import (
 // EnsureKubeDNS creates the kube-system/kube-dns Service an EKS cluster has (CoreDNS's
 // ports, ClusterIP clusterIP), unless one exists: karpenter-provider-aws reads its
 // ClusterIP at start for the nodes' kubelet clusterDNS. No pod backs it (nodes are
-// simulated); it reports whether it created the Service.
-func EnsureKubeDNS(ctx context.Context, cfg *rest.Config, clusterIP string) (bool, error) {
-	if net.ParseIP(clusterIP) == nil {
-		return false, fmt.Errorf("kube-dns cluster IP %q is not an IP address", clusterIP)
+// simulated). An empty clusterIP lets the API server pick one in its Service CIDR. It
+// returns the IP of the Service it created ("" when one existed).
+func EnsureKubeDNS(ctx context.Context, cfg *rest.Config, clusterIP string) (string, error) {
+	if clusterIP != "" && net.ParseIP(clusterIP) == nil {
+		return "", fmt.Errorf("kube-dns cluster IP %q is not an IP address", clusterIP)
 	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return false, fmt.Errorf("building a Kubernetes client: %w", err)
+		return "", fmt.Errorf("building a Kubernetes client: %w", err)
 	}
 	services := kube.CoreV1().Services(metav1.NamespaceSystem)
 	if _, err := services.Get(ctx, "kube-dns", metav1.GetOptions{}); err == nil {
-		return false, nil
+		return "", nil
 	} else if !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("reading the kube-dns Service: %w", err)
+		return "", fmt.Errorf("reading the kube-dns Service: %w", err)
 	}
 	labels := map[string]string{
 		"k8s-app":                       "kube-dns",
@@ -51,11 +52,25 @@ func EnsureKubeDNS(ctx context.Context, cfg *rest.Config, clusterIP string) (boo
 			},
 		},
 	}
-	if _, err := services.Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	created, err := services.Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return false, nil
+			return "", nil
 		}
-		return false, fmt.Errorf("creating the kube-dns Service (%s): %w", clusterIP, err)
+		return "", fmt.Errorf("creating the kube-dns Service (%s): %w", clusterIP, err)
 	}
-	return true, nil
+	return created.Spec.ClusterIP, nil
+}
+
+// EnsureNamespace creates namespace name unless it exists.
+func EnsureNamespace(ctx context.Context, cfg *rest.Config, name string) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building a Kubernetes client: %w", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
 }

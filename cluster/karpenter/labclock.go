@@ -23,7 +23,10 @@ import (
 // Where Karpenter says which lab time it runs on: a ConfigMap a learner can read and the
 // daemon waits on after a skip.
 const (
-	LabClockNamespace = "kube-system"
+	// LabNamespace is the lab's own namespace on the cluster: the daemon installs it (so
+	// stop --uninstall removes it), reset keeps it.
+	LabNamespace      = "karplab"
+	LabClockNamespace = LabNamespace
 	LabClockConfigMap = "karplab-lab-clock"
 	// LabClockOffsetKey holds the lead Karpenter's controllers run on, in nanoseconds; it
 	// is written once every NodeClaim was nudged to re-evaluate on it.
@@ -145,6 +148,12 @@ func (c *labClock) publish(ctx context.Context, kube client.Client) error {
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: LabClockNamespace, Name: LabClockConfigMap}, Data: data}
 	err := kube.Create(ctx, cm)
+	if apierrors.IsNotFound(err) { // no lab namespace: a Karpenter run without the daemon
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: LabClockNamespace}}
+		if err = kube.Create(ctx, ns); err == nil || apierrors.IsAlreadyExists(err) {
+			err = kube.Create(ctx, cm)
+		}
+	}
 	if apierrors.IsAlreadyExists(err) {
 		cm.Data = nil
 		if err = kube.Get(ctx, client.ObjectKeyFromObject(cm), cm); err == nil {

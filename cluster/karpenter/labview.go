@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/karplab/karplab/cluster/installs"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -43,6 +44,8 @@ type labView struct {
 
 	log              *slog.Logger // nil: silent
 	rewrote, foreign sync.Once
+	// record, when set, notes every object the process creates (for stop --uninstall).
+	record *installs.Record
 }
 
 func (v *labView) set(skips []fakeec2.LabSkip) {
@@ -114,15 +117,23 @@ func labViewKubeconfig(path string, v *labView) (string, error) {
 		return "", fmt.Errorf("kubeconfig %s: no user for its current context %q", path, cfg.CurrentContext)
 	}
 	cfg.AuthInfos[ctx.AuthInfo].AuthProvider = &clientcmdapi.AuthProviderConfig{Name: labViewProvider}
-	out := filepath.Join(filepath.Dir(path), "karpenter-lab-time.kubeconfig")
+	out := LabViewKubeconfig(path)
 	if err := clientcmd.WriteToFile(*cfg, out); err != nil {
 		return "", fmt.Errorf("writing Karpenter's kubeconfig: %w", err)
 	}
 	return out, os.Chmod(out, 0o600)
 }
 
+// LabViewKubeconfig is where the Karpenter process writes its copy of the kubeconfig at path.
+func LabViewKubeconfig(path string) string {
+	return filepath.Join(filepath.Dir(path), "karpenter-lab-time.kubeconfig")
+}
+
 // WrapTransport and Login make labView a client-go AuthProvider.
 func (v *labView) WrapTransport(rt http.RoundTripper) http.RoundTripper {
+	if v.record != nil {
+		rt = v.record.Transport(rt)
+	}
 	return &labViewTransport{next: rt, view: v}
 }
 

@@ -55,6 +55,9 @@ type Options struct {
 	// (its lead over the wall clock, read once at start: a skip restarts Karpenter); empty
 	// means the wall clock.
 	LabClock string
+	// InstallRecord is the file (installs package) where the process notes every object it
+	// creates; empty records nothing.
+	InstallRecord string
 
 	// Logger receives Run's own messages (Karpenter logs to stdout itself); not a flag.
 	Logger *slog.Logger
@@ -116,6 +119,7 @@ func (o *Options) flagSet() *flag.FlagSet {
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "debug, info or error")
 	fs.StringVar(&o.FeatureGates, "feature-gates", o.FeatureGates, "Karpenter feature gates")
 	fs.StringVar(&o.LabClock, "lab-clock", o.LabClock, "emulator URL whose lab time the controllers follow")
+	fs.StringVar(&o.InstallRecord, "install-record", o.InstallRecord, "file where every object the process creates is noted (for karplab stop --uninstall)")
 	return fs
 }
 
@@ -167,6 +171,7 @@ func (o Options) Args() []string {
 	str("log-level", o.LogLevel)
 	str("feature-gates", o.FeatureGates)
 	str("lab-clock", o.LabClock)
+	str("install-record", o.InstallRecord)
 	return args
 }
 

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/operator"
 
+	"github.com/karplab/karplab/cluster/installs"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -64,12 +65,9 @@ func Run(ctx context.Context, o Options) (err error) {
 			err = fmt.Errorf("karpenter operator setup panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	var lc *labClock
-	var view *labView
-	if o.LabClock != "" {
-		if lc, view, err = o.labTime(ctx); err != nil {
-			return err
-		}
+	lc, view, err := o.labTime(ctx)
+	if err != nil {
+		return err
 	}
 	os.Args = append([]string{"karpenter"}, o.karpenterArgs()...)
 	restoreManager := bindLoopback()
@@ -111,15 +109,25 @@ func Run(ctx context.Context, o Options) (err error) {
 }
 
 // labTime reads the lab clock and the skips so far, and points KUBECONFIG at a copy that
-// gives Karpenter its lab-time view of NodeClaims (labview.go).
+// gives Karpenter its lab-time view of NodeClaims (labview.go) and records what it creates
+// (InstallRecord). Without a lab clock the clock is nil and the view changes no time.
 func (o Options) labTime(ctx context.Context) (*labClock, *labView, error) {
-	lc, err := readLabClock(ctx, o.LabClock)
-	if err != nil {
-		return nil, nil, err
+	if o.LabClock == "" && o.InstallRecord == "" {
+		return nil, nil, nil
 	}
 	view := &labView{log: o.Logger}
-	if err := view.refresh(ctx, fakeec2.NewAdminClient(o.LabClock), lc.Offset()); err != nil {
-		return nil, nil, err
+	if o.InstallRecord != "" {
+		view.record = installs.Open(o.InstallRecord, "karpenter")
+	}
+	var lc *labClock
+	if o.LabClock != "" {
+		var err error
+		if lc, err = readLabClock(ctx, o.LabClock); err != nil {
+			return nil, nil, err
+		}
+		if err := view.refresh(ctx, fakeec2.NewAdminClient(o.LabClock), lc.Offset()); err != nil {
+			return nil, nil, err
+		}
 	}
 	kc, err := labViewKubeconfig(os.Getenv("KUBECONFIG"), view)
 	if err != nil {

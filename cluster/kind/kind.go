@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/cluster/existing"
 )
 
 // ClusterName is the kind cluster the lab creates and owns.
@@ -30,6 +35,8 @@ type Options struct {
 	WaitForReady time.Duration
 	// Docker is the docker command to probe the engine with; empty means "docker".
 	Docker string
+	// Recorded is passed to the existing backend's checks (existing.Options.Recorded).
+	Recorded func(resource, name, uid string) bool
 }
 
 // Backend is the kind backend. It implements backend.Backend.
@@ -37,7 +44,7 @@ type Backend struct {
 	opts     Options
 	provider *kindcluster.Provider
 	kubecfg  string
-	rest     *rest.Config
+	attached *existing.Backend // the cluster once made: the existing backend does the rest
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -86,11 +93,11 @@ func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Wr
 	b.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker())
 	b.kubecfg = kubeconfigPath
 
-	existing, err := b.provider.List()
+	clusters, err := b.provider.List()
 	if err != nil {
 		return fmt.Errorf("listing kind clusters: %w", err)
 	}
-	if contains(existing, ClusterName) {
+	if contains(clusters, ClusterName) {
 		fmt.Fprintf(status, "Reusing kind cluster %q\n", ClusterName)
 		if err := b.provider.ExportKubeConfig(ClusterName, kubeconfigPath, false); err != nil {
 			return fmt.Errorf("exporting kubeconfig of kind cluster %q: %w", ClusterName, err)
@@ -110,20 +117,60 @@ func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Wr
 			return fmt.Errorf("creating kind cluster %q: %w", ClusterName, err)
 		}
 	}
+	if err := b.keepControlPlaneTainted(ctx, kubeconfigPath, status); err != nil {
+		return err
+	}
+	// From here on a kind cluster is any existing cluster: the same checks and kubeconfig.
+	attached := existing.New(existing.Options{Kubeconfig: kubeconfigPath, Context: "kind-" + ClusterName, Recorded: b.opts.Recorded})
+	if err := attached.Start(ctx, kubeconfigPath, status); err != nil {
+		return err
+	}
+	b.attached = attached
+	return nil
+}
+
+// keepControlPlaneTainted puts back the control-plane taint kind removes from a cluster
+// without workers: EKS runs no workload on its control plane, and the lab's workloads must
+// wait for Karpenter's machines instead of landing on kind's node.
+func (b *Backend) keepControlPlaneTainted(ctx context.Context, kubeconfigPath string, status io.Writer) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig %s: %w", kubeconfigPath, err)
 	}
-	b.rest = cfg
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "node-role.kubernetes.io/control-plane"})
+	if err != nil {
+		return fmt.Errorf("listing kind's nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		if slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == controlPlaneTaint.Key }) {
+			continue
+		}
+		n.Spec.Taints = append(n.Spec.Taints, controlPlaneTaint)
+		if _, err := kube.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("tainting kind's node %s: %w", n.Name, err)
+		}
+		fmt.Fprintf(status, "Tainted kind's node %s %s:%s\n", n.Name, controlPlaneTaint.Key, controlPlaneTaint.Effect)
+	}
 	return nil
 }
 
+var controlPlaneTaint = corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}
+
 // RESTConfig implements backend.Backend.
-func (b *Backend) RESTConfig() *rest.Config { return b.rest }
+func (b *Backend) RESTConfig() *rest.Config {
+	if b.attached == nil {
+		return nil
+	}
+	return b.attached.RESTConfig()
+}
 
 // Components implements backend.Backend: the kind node container and its API server.
 func (b *Backend) Components(ctx context.Context) []backend.Component {
-	if b.provider == nil || b.rest == nil {
+	if b.provider == nil || b.attached == nil {
 		return []backend.Component{{Name: "kind", Detail: "not started"}}
 	}
 	nodes, err := b.provider.ListNodes(ClusterName)
@@ -136,7 +183,7 @@ func (b *Backend) Components(ctx context.Context) []backend.Component {
 	default:
 		node.Address = nodes[0].String()
 	}
-	return []backend.Component{node, apiServerComponent(ctx, b.rest)}
+	return append([]backend.Component{node}, b.attached.Components(ctx)...)
 }
 
 // Stop implements backend.Backend. kind cannot stop a cluster, only delete it, so Stop deletes
@@ -148,7 +195,7 @@ func (b *Backend) Stop(ctx context.Context) error {
 	if err := b.provider.Delete(ClusterName, b.kubecfg); err != nil {
 		return fmt.Errorf("deleting kind cluster %q: %w", ClusterName, err)
 	}
-	b.provider, b.rest = nil, nil
+	b.provider, b.attached = nil, nil
 	return nil
 }
 

@@ -279,12 +279,12 @@ func applyProfile(t *testing.T, yaml string) {
 func TestIntegrationMetricsTop(t *testing.T) {
 	startWorld(t)
 	ctx := context.Background()
-	apiSvc, err := world.srv.aggregator.ApiregistrationV1().APIServices().Get(ctx, apiServiceName, metav1.GetOptions{})
+	apiSvc, err := world.srv.aggregator.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !available(apiSvc) {
-		t.Errorf("APIService %s conditions %+v, want Available=True", apiServiceName, apiSvc.Status.Conditions)
+		t.Errorf("APIService %s conditions %+v, want Available=True", APIServiceName, apiSvc.Status.Conditions)
 	}
 
 	kwokNode(t, "kwok-top-1", "4", "8Gi")

@@ -32,7 +32,7 @@ import (
 const (
 	serviceName      = "metrics-server"
 	serviceNamespace = metav1.NamespaceSystem
-	apiServiceName   = "v1beta1.metrics.k8s.io"
+	APIServiceName   = "v1beta1.metrics.k8s.io"
 	readerRoleName   = "system:aggregated-metrics-reader"
 	fieldManager     = "karplab-metrics-server"
 	// DefaultClusterResourceUsage is kwok's default profile, installed with the CRDs: every
@@ -178,7 +178,7 @@ func (s *Server) register(ctx context.Context, port int32, caPEM []byte) error {
 	}
 	apiSvc := apiregistrationv1.APIService{
 		TypeMeta:   metav1.TypeMeta{APIVersion: apiregistrationv1.SchemeGroupVersion.String(), Kind: "APIService"},
-		ObjectMeta: metav1.ObjectMeta{Name: apiServiceName, Labels: serverLabels},
+		ObjectMeta: metav1.ObjectMeta{Name: APIServiceName, Labels: serverLabels},
 		Spec: apiregistrationv1.APIServiceSpec{
 			Service:              &apiregistrationv1.ServiceReference{Namespace: serviceNamespace, Name: serviceName, Port: new(port)},
 			Group:                groupVersion.Group,
@@ -189,9 +189,9 @@ func (s *Server) register(ctx context.Context, port int32, caPEM []byte) error {
 		},
 	}
 	body, _ = json.Marshal(apiSvc)
-	if _, err := s.aggregator.ApiregistrationV1().APIServices().Patch(ctx, apiServiceName, types.ApplyPatchType, body,
+	if _, err := s.aggregator.ApiregistrationV1().APIServices().Patch(ctx, APIServiceName, types.ApplyPatchType, body,
 		metav1.PatchOptions{FieldManager: fieldManager, Force: new(true)}); err != nil {
-		return fmt.Errorf("metrics: applying APIService %s: %w", apiServiceName, err)
+		return fmt.Errorf("metrics: applying APIService %s: %w", APIServiceName, err)
 	}
 	return nil
 }
@@ -200,7 +200,7 @@ func (s *Server) register(ctx context.Context, port int32, caPEM []byte) error {
 func (s *Server) waitAvailable(ctx context.Context, timeout time.Duration) error {
 	last := "not checked yet"
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		got, err := s.aggregator.ApiregistrationV1().APIServices().Get(ctx, apiServiceName, metav1.GetOptions{})
+		got, err := s.aggregator.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -216,7 +216,7 @@ func (s *Server) waitAvailable(ctx context.Context, timeout time.Duration) error
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("metrics: APIService %s not Available (%s): %w", apiServiceName, last, err)
+		return fmt.Errorf("metrics: APIService %s not Available (%s): %w", APIServiceName, last, err)
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func (s *Server) waitAvailable(ctx context.Context, timeout time.Duration) error
 func (s *Server) unregister(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := s.aggregator.ApiregistrationV1().APIServices().Delete(ctx, apiServiceName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := s.aggregator.ApiregistrationV1().APIServices().Delete(ctx, APIServiceName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		s.log.Warn("deleting the metrics APIService", "err", err)
 	}
 	if err := s.kube.CoreV1().Services(serviceNamespace).Delete(ctx, serviceName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -15,7 +16,9 @@ import (
 // startFlags are `karplab start`'s choices; `karplab daemon` takes the same ones.
 func startFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "backend", Value: "embedded", Usage: "Kubernetes backend: embedded (in-process control plane, no Docker) or kind (needs a Docker engine)"},
+		&cli.StringFlag{Name: "backend", Value: "embedded", Usage: "Kubernetes backend: embedded (in-process control plane, no Docker), kind (needs a Docker engine) or existing (a cluster you have: --kubeconfig, --context)"},
+		&cli.StringFlag{Name: "kubeconfig", Usage: "with --backend existing: the cluster's kubeconfig (default $KUBECONFIG or ~/.kube/config)"},
+		&cli.StringFlag{Name: "context", Usage: "with --backend existing: the kubeconfig context (default its current context)"},
 		&cli.StringFlag{Name: "provider", Value: "aws", Usage: "Karpenter cloud provider: aws (the real karpenter-provider-aws v1.15.0 on the emulated AWS account) or kwok (Karpenter's stock kwok provider, no EC2: the floor to compare with)"},
 		&cli.StringFlag{Name: "ec2-addr", Value: cluster.DefaultEC2Addr, Usage: "listen address of the EC2 API emulator"},
 		&cli.DurationFlag{Name: "boot-delay", Value: cluster.DefaultBootDelay, Usage: "how long an emulated instance stays pending before it runs"},
@@ -29,6 +32,13 @@ func startCommand() *cli.Command {
 		Description: `Starts the lab daemon in the background and returns once everything is Ready,
 printing each step. State lives in $KARPLAB_HOME (default ~/.karplab); a start after a stop
 comes back with the same cluster data and EC2 state.
+
+With --backend existing the lab runs on a cluster you have (Kubernetes 1.26 to 1.37, an
+admin kubeconfig, no Karpenter of its own): it installs Karpenter's CRDs, the kube-dns
+Service if missing and the namespace karplab, runs everything else on this host, and
+records what it creates. reset and the labs never touch the cluster's own namespaces,
+nodes and workloads; karplab stop --uninstall removes exactly what the lab made:
+   karplab start --backend existing --kubeconfig ~/.kube/training.yaml --context lab
 
 Then point kubectl and the aws CLI at the lab:
    eval "$(karplab env)"
@@ -46,8 +56,14 @@ or use the built-in kubectl:
 			if c.Bool("foreground") {
 				return runDaemon(c, home)
 			}
+			kubeconfig, err := absPath(c.String("kubeconfig"))
+			if err != nil {
+				return err
+			}
 			st, err := cluster.Start(c.Context, home, cluster.StartOptions{
-				Backend:   c.String("backend"),
+				Backend:    c.String("backend"),
+				Kubeconfig: kubeconfig,
+				Context:    c.String("context"),
 				Provider:  c.String("provider"),
 				EC2Addr:   c.String("ec2-addr"),
 				BootDelay: zeroMeansNone(c.Duration("boot-delay")),
@@ -66,6 +82,14 @@ or use the built-in kubectl:
 			return nil
 		},
 	}
+}
+
+// absPath makes a path flag absolute: the daemon may not share the shell's directory.
+func absPath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	return filepath.Abs(p)
 }
 
 func printReady(c *cli.Context, home cluster.Home, st *cluster.State) {
@@ -100,9 +124,15 @@ func daemonCommand() *cli.Command {
 func runDaemon(c *cli.Context, home cluster.Home) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := cluster.RunDaemon(ctx, cluster.DaemonConfig{
-		Home:      home,
-		Backend:   c.String("backend"),
+	kubeconfig, err := absPath(c.String("kubeconfig"))
+	if err != nil {
+		return err
+	}
+	err = cluster.RunDaemon(ctx, cluster.DaemonConfig{
+		Home:       home,
+		Backend:    c.String("backend"),
+		Kubeconfig: kubeconfig,
+		Context:    c.String("context"),
 		Provider:  c.String("provider"),
 		EC2Addr:   c.String("ec2-addr"),
 		BootDelay: zeroMeansNone(c.Duration("boot-delay")),

@@ -64,7 +64,7 @@ the moment its spend crossed, and the times of EventBridge events.
 Then Karpenter's controllers, whose injected clock follows the account's:
 consolidateAfter, expireAfter and the 15-minute registration timeout count the skipped
 span, and every NodeClaim is nudged to be re-evaluated at once (the ConfigMap
-kube-system/karplab-lab-clock says which lab time Karpenter runs on). It prints what
+karplab/karplab-lab-clock says which lab time Karpenter runs on). It prints what
 the span cost, by NodePool, each alert that fired in it, and each NodeClaim decision
 that came due: consolidatable, expiry, registration or launch timeout.
 

@@ -1,4 +1,4 @@
-package kind
+package backend
 
 import (
 	"context"
@@ -6,13 +6,11 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"github.com/karplab/karplab/cluster/backend"
 )
 
-// apiServerComponent probes /readyz of the API server cfg points at.
-func apiServerComponent(ctx context.Context, cfg *rest.Config) backend.Component {
-	c := backend.Component{Name: "kube-apiserver", Address: cfg.Host}
+// APIServerComponent probes /readyz of the API server cfg points at.
+func APIServerComponent(ctx context.Context, cfg *rest.Config) Component {
+	c := Component{Name: "kube-apiserver", Address: cfg.Host}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		c.Detail = err.Error()
