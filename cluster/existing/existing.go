@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -54,6 +57,9 @@ func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Wr
 		return err
 	}
 	fmt.Fprintf(status, "Using the cluster at %s (context %q, Kubernetes %s)\n", cfg.Host, raw.CurrentContext, version)
+	if open := untaintedNodes(ctx, cfg); len(open) > 0 {
+		fmt.Fprintf(status, "Note: the cluster's nodes %s take any pod (no NoSchedule taint): the labs' workloads may run there instead of waiting for Karpenter's machines; taint them for the lab (kubectl taint nodes NAME dedicated=system:NoSchedule)\n", strings.Join(open, ", "))
+	}
 	if err := clientcmdapi.FlattenConfig(&raw); err != nil {
 		return fmt.Errorf("inlining the kubeconfig's credentials: %w", err)
 	}
@@ -82,6 +88,28 @@ func (b *Backend) Components(ctx context.Context) []backend.Component {
 func (b *Backend) Stop(context.Context) error {
 	b.rest = nil
 	return nil
+}
+
+// untaintedNodes are the cluster's Ready nodes that any pod may land on.
+func untaintedNodes(ctx context.Context, cfg *rest.Config) []string {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil
+	}
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var open []string
+	for _, n := range nodes.Items {
+		blocked := n.Spec.Unschedulable || slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		})
+		if !blocked {
+			open = append(open, n.Name)
+		}
+	}
+	return open
 }
 
 // Load reads the kubeconfig (kubectl's rules when path is empty) and returns the client
