@@ -43,6 +43,7 @@ func Uninstall(ctx context.Context, h Home, status io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("reading the lab's kubeconfig: %w", err)
 	}
+	cfg.QPS, cfg.Burst = 100, 200 // client-go's 5 per second would take minutes over the events
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

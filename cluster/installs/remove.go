@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
@@ -22,42 +23,43 @@ type Removal struct {
 }
 
 // Remove deletes every recorded object that still exists with its recorded UID (an object of
-// the same name made since by someone else is left alone), newest first, then namespaces,
+// the same name made since by someone else is left alone): first the rest, then namespaces,
 // then CRDs, so nothing waits on a definition or namespace being removed under it. No lab
-// controller runs any more, so finalizers are removed first. It waits until every deleted
-// object is gone (up to timeout).
+// controller runs any more, so finalizers are removed first. It reads each resource with
+// one list (a record holds thousands of Events, most long gone) and waits until every
+// deleted object is gone (up to timeout).
 func Remove(ctx context.Context, dyn dynamic.Interface, entries []Entry, status io.Writer, timeout time.Duration) (Removal, error) {
-	ordered := slices.Clone(entries)
-	slices.Reverse(ordered)
-	rank := func(e Entry) int {
-		switch e.Resource {
-		case "customresourcedefinitions":
-			return 2
-		case "namespaces":
-			return 1
-		}
-		return 0
+	live, err := existing(ctx, dyn, entries)
+	if err != nil {
+		return Removal{}, err
 	}
-	slices.SortStableFunc(ordered, func(a, b Entry) int { return rank(a) - rank(b) })
-
+	var out Removal
+	var stages [3][]*unstructured.Unstructured
+	var stageEntries [3][]Entry
+	for _, e := range entries {
+		obj := live[e.key()]
+		if obj == nil {
+			out.Gone++
+			continue
+		}
+		r := rank(e)
+		stages[r] = append(stages[r], obj)
+		stageEntries[r] = append(stageEntries[r], e)
+	}
 	var (
 		mu   sync.Mutex
-		out  Removal
 		errs []error
 	)
-	for _, group := range [][]Entry{filter(ordered, 0, rank), filter(ordered, 1, rank), filter(ordered, 2, rank)} {
-		parallel(group, 8, func(e Entry) {
-			deleted, err := removeOne(ctx, dyn, e)
+	for r := range stages {
+		parallel(len(stages[r]), 8, func(i int) {
+			err := removeOne(ctx, dyn, stageEntries[r][i], stages[r][i])
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case err != nil:
+			if err != nil {
 				errs = append(errs, err)
-			case deleted:
-				out.Deleted = append(out.Deleted, e)
-			default:
-				out.Gone++
+				return
 			}
+			out.Deleted = append(out.Deleted, stageEntries[r][i])
 		})
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -67,68 +69,89 @@ func Remove(ctx context.Context, dyn dynamic.Interface, entries []Entry, status 
 	return out, waitGone(ctx, dyn, out.Deleted, timeout)
 }
 
-func filter(es []Entry, r int, rank func(Entry) int) []Entry {
-	var out []Entry
-	for _, e := range es {
-		if rank(e) == r {
-			out = append(out, e)
-		}
+// rank orders removal: namespaces after what is in them, CRDs last.
+func rank(e Entry) int {
+	switch e.Resource {
+	case "customresourcedefinitions":
+		return 2
+	case "namespaces":
+		return 1
 	}
-	return out
+	return 0
 }
 
-func parallel(es []Entry, n int, fn func(Entry)) {
-	work := make(chan Entry)
+func (e Entry) key() string { return e.String() + " " + e.UID }
+
+// existing lists each recorded resource once and returns the recorded objects that still
+// exist with their recorded UID, by key.
+func existing(ctx context.Context, dyn dynamic.Interface, entries []Entry) (map[string]*unstructured.Unstructured, error) {
+	resources := map[schema.GroupVersionResource]bool{}
+	for _, e := range entries {
+		resources[e.GVR()] = true
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for gvr := range resources {
+		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) {
+			continue // its CRD is gone, and its objects with it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvr.Resource, err)
+		}
+		for i := range list.Items {
+			it := &list.Items[i]
+			e := Entry{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Namespace: it.GetNamespace(), Name: it.GetName(), UID: string(it.GetUID())}
+			out[e.key()] = it
+		}
+	}
+	return out, nil
+}
+
+func parallel(n, workers int, fn func(int)) {
+	work := make(chan int)
 	var wg sync.WaitGroup
-	for range n {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for e := range work {
-				fn(e)
+			for i := range work {
+				fn(i)
 			}
 		}()
 	}
-	for _, e := range es {
-		work <- e
+	for i := range n {
+		work <- i
 	}
 	close(work)
 	wg.Wait()
 }
 
-func removeOne(ctx context.Context, dyn dynamic.Interface, e Entry) (bool, error) {
+func removeOne(ctx context.Context, dyn dynamic.Interface, e Entry, obj *unstructured.Unstructured) error {
 	client := dyn.Resource(e.GVR()).Namespace(e.Namespace)
-	obj, err := client.Get(ctx, e.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || (err == nil && string(obj.GetUID()) != e.UID) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", e, err)
-	}
 	if len(obj.GetFinalizers()) > 0 {
 		patch := fmt.Appendf(nil, `{"metadata":{"finalizers":null,"resourceVersion":%q}}`, obj.GetResourceVersion())
 		if _, err := client.Patch(ctx, e.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return false, fmt.Errorf("removing the finalizers of %s: %w", e, err)
+			return fmt.Errorf("removing the finalizers of %s: %w", e, err)
 		}
 	}
 	uid := types.UID(e.UID)
-	err = client.Delete(ctx, e.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	switch {
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("deleting %s: %w", e, err)
+	err := client.Delete(ctx, e.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting %s: %w", e, err)
 	}
-	return true, nil
+	return nil
 }
 
 func waitGone(ctx context.Context, dyn dynamic.Interface, es []Entry, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		live, err := existing(ctx, dyn, es)
+		if err != nil {
+			return err
+		}
 		var left []string
 		for _, e := range es {
-			obj, err := dyn.Resource(e.GVR()).Namespace(e.Namespace).Get(ctx, e.Name, metav1.GetOptions{})
-			if err == nil && string(obj.GetUID()) == e.UID {
+			if live[e.key()] != nil {
 				left = append(left, e.String())
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -38,12 +39,13 @@ type Supervisor struct {
 	// Logger gets one line per start, exit and restart.
 	Logger *slog.Logger
 
-	mu       sync.Mutex
-	status   Status
-	cmd      *exec.Cmd
-	cancel   context.CancelFunc
-	done     chan struct{}
-	stopping bool
+	mu        sync.Mutex
+	requested atomic.Bool // Restart asked for the next restart
+	status    Status
+	cmd       *exec.Cmd
+	cancel    context.CancelFunc
+	done      chan struct{}
+	stopping  bool
 }
 
 // Status is what `karplab status` shows about the supervised process.
@@ -135,8 +137,8 @@ func (s *Supervisor) loop(ctx context.Context, started chan<- error) {
 		if ctx.Err() != nil {
 			return
 		}
-		if time.Since(begin) >= s.StableAfter {
-			backoff = s.MinBackoff
+		if time.Since(begin) >= s.StableAfter || s.requested.Swap(false) {
+			backoff = s.MinBackoff // a restart asked for is no crash loop
 		}
 		s.Logger.Info("restarting karpenter", "in", backoff)
 		select {
@@ -259,8 +261,12 @@ func (s *Supervisor) Stop(ctx context.Context) error {
 }
 
 // Restart kills the running child (SIGKILL, as a crash would); the supervisor starts a new
-// one after the usual backoff. It is how tests and `karplab` prove a restart loses nothing.
-func (s *Supervisor) Restart() { s.kill() }
+// one after the shortest backoff, since a restart asked for (a reset) is not a crash loop.
+// It is how tests and `karplab` prove a restart loses nothing.
+func (s *Supervisor) Restart() {
+	s.requested.Store(true)
+	s.kill()
+}
 
 // Status reports the child's state.
 func (s *Supervisor) Status() Status {

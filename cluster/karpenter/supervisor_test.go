@@ -3,9 +3,11 @@ package karpenter_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -116,4 +118,48 @@ func TestSupervisorRestart(t *testing.T) {
 	if !gone(first.PID) {
 		t.Errorf("the killed child %d still exists", first.PID)
 	}
+}
+
+// TestSupervisorRestartAskedForIsNoCrashLoop: restarts asked for (each lab reset asks one)
+// come after the shortest backoff, however often; only crashes back off further.
+func TestSupervisorRestartAskedForIsNoCrashLoop(t *testing.T) {
+	var logged safeBuffer
+	s := &karpenter.Supervisor{
+		Path:        os.Args[0],
+		Env:         []string{childEnv + "=sleep"},
+		LogFile:     filepath.Join(t.TempDir(), "child.log"),
+		MinBackoff:  50 * time.Millisecond,
+		MaxBackoff:  10 * time.Second,
+		StopTimeout: 500 * time.Millisecond,
+		Logger:      slog.New(slog.NewTextHandler(&logged, nil)),
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
+	for i := range 4 {
+		before := waitStatus(t, s, "running", func(st karpenter.Status) bool { return st.Running && st.Restarts == i })
+		s.Restart()
+		waitStatus(t, s, "a new child", func(st karpenter.Status) bool { return st.Running && st.PID != before.PID })
+	}
+	if n, all := strings.Count(logged.String(), `msg="restarting karpenter" in=50ms`), strings.Count(logged.String(), `msg="restarting karpenter"`); n != 4 || all != 4 {
+		t.Errorf("%d of %d restarts after the shortest backoff, want 4 of 4:\n%s", n, all, logged.String())
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
