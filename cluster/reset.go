@@ -198,22 +198,21 @@ func (r *resetter) labsOwn(objs []namespacedObject) []namespacedObject {
 	return out
 }
 
-// clusterOwnPod reports whether the default namespace's pod uid is the cluster's own (in
-// the baseline, or owned by what is).
-func (r *resetter) clusterOwnPod(ctx context.Context, uid types.UID) bool {
+// labsDefaultPods are the UIDs of the default namespace's pods that are not the cluster's
+// own (nil without a baseline: every pod is the lab's).
+func (r *resetter) labsDefaultPods(ctx context.Context) (map[types.UID]bool, error) {
 	if r.keep == nil {
-		return false
+		return nil, nil
 	}
 	objs, err := defaultWorkloads(ctx, r.dyn)
 	if err != nil {
-		return true // when in doubt, leave it
+		return nil, err
 	}
+	labs := map[types.UID]bool{}
 	for _, o := range r.labsOwn(objs) {
-		if o.uid == uid {
-			return false
-		}
+		labs[o.uid] = true
 	}
-	return true
+	return labs, nil
 }
 
 // deleteAll deletes every object of gvr (cluster-scoped); with force it first removes their
@@ -266,14 +265,18 @@ func (r *resetter) waitGone(ctx context.Context, gvr schema.GroupVersionResource
 
 func (r *resetter) forceDeletePods(ctx context.Context, namespaces []string) error {
 	zero := int64(0)
+	labsDefault, err := r.labsDefaultPods(ctx)
+	if err != nil {
+		return err
+	}
 	for _, ns := range append(namespaces, "default") {
 		pods, err := r.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return fmt.Errorf("listing pods in %s: %w", ns, err)
 		}
 		for _, p := range pods.Items {
-			if ns == "default" && r.clusterOwnPod(ctx, p.UID) {
-				continue
+			if ns == "default" && labsDefault != nil && !labsDefault[p.UID] {
+				continue // the cluster's own
 			}
 			err := r.kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			if err != nil && !apierrors.IsNotFound(err) {
