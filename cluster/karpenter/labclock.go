@@ -16,6 +16,8 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	disruptionutils "sigs.k8s.io/karpenter/pkg/utils/disruption"
 
 	"github.com/karplab/karplab/fakeec2"
 )
@@ -45,6 +47,9 @@ const (
 type labClock struct {
 	clock.RealClock
 	offset atomic.Int64 // nanoseconds
+	// state is Karpenter's cluster state, set once its controllers are built: after a
+	// nudge the clock marks it unconsolidated (reconsider).
+	state atomic.Pointer[state.Cluster]
 }
 
 func (c *labClock) Now() time.Time { return c.RealClock.Now().Add(c.Offset()) }
@@ -100,41 +105,104 @@ func (c *labClock) follow(ctx context.Context, endpoint string, kube client.Clie
 		}
 		c.offset.Store(int64(lt.Offset))
 		log.Info("lab clock moved", "offset", lt.Offset.String(), "labTime", lt.Now.UTC().Format(time.RFC3339))
-		n, err := c.nudge(ctx, kube)
+		nudged, stamp, err := c.nudge(ctx, kube)
 		if err != nil {
 			log.Warn("nudging NodeClaims onto the new lab time", "error", err)
 		}
-		log.Info("nudged NodeClaims onto the new lab time", "count", n)
+		log.Info("nudged NodeClaims onto the new lab time", "count", len(nudged))
+		if settled, ok := c.reconsider(ctx, kube, nudged, stamp); ok {
+			log.Info("Karpenter's disruption controller reconsiders consolidation on the new lab time", "settled", settled)
+		}
 		published = false
 	}
 	return nil
 }
 
-// nudge annotates every NodeClaim not being deleted with the lab time, so each
+// nudge annotates every NodeClaim not being deleted with the lab time (stamp), so each
 // time-driven NodeClaim controller (expiration, consolidatable, liveness) reconciles it on
-// the new time now.
-func (c *labClock) nudge(ctx context.Context, kube client.Client) (int, error) {
+// the new time now. It returns the names it annotated.
+func (c *labClock) nudge(ctx context.Context, kube client.Client) (nudged map[string]bool, stamp string, err error) {
 	var list karpv1.NodeClaimList
 	if err := kube.List(ctx, &list); err != nil {
-		return 0, fmt.Errorf("listing NodeClaims: %w", err)
+		return nil, "", fmt.Errorf("listing NodeClaims: %w", err)
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		NudgeAnnotation: c.Now().UTC().Format(time.RFC3339)}}})
+	stamp = c.Now().UTC().Format(time.RFC3339)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{NudgeAnnotation: stamp}}})
 	if err != nil {
-		return 0, err
+		return nil, "", err
 	}
-	n := 0
+	nudged = map[string]bool{}
 	for i := range list.Items {
 		nc := &list.Items[i]
 		if nc.DeletionTimestamp != nil {
 			continue
 		}
 		if err := kube.Patch(ctx, nc, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
-			return n, fmt.Errorf("annotating NodeClaim %s: %w", nc.Name, err)
+			return nudged, stamp, fmt.Errorf("annotating NodeClaim %s: %w", nc.Name, err)
 		}
-		n++
+		nudged[nc.Name] = true
 	}
-	return n, nil
+	return nudged, stamp, nil
+}
+
+// reconsiderWithin bounds how long the clock waits for the nudged NodeClaims' conditions.
+const reconsiderWithin = 10 * time.Second
+
+// reconsider waits (within reconsiderWithin) until Karpenter's cluster state holds every
+// nudged NodeClaim as nudged, with the Consolidatable condition core's rule gives at the new
+// time, then marks the state unconsolidated; it says whether the conditions settled, and
+// false for ok when the clock has no state to mark. Core marks the state unconsolidated on
+// pod, node and NodeClaim lifecycle changes, not when a NodeClaim turns Consolidatable (on
+// AWS that comes as time passes, and the state's own 5-minute reset covers it). After a
+// skip, a disruption pass that ran before the new condition landed found only the other
+// candidates, recorded the cluster as consolidated and left the newly consolidatable node
+// alone until that reset: five more real minutes, the lead no longer moving.
+func (c *labClock) reconsider(ctx context.Context, kube client.Client, nudged map[string]bool, stamp string) (settled, ok bool) {
+	cluster := c.state.Load()
+	if cluster == nil {
+		return false, false
+	}
+	deadline := time.Now().Add(reconsiderWithin)
+	for ctx.Err() == nil {
+		if settled = c.settled(ctx, kube, cluster, nudged, stamp); settled || time.Now().After(deadline) {
+			break
+		}
+		sleepCtx(ctx, 100*time.Millisecond)
+	}
+	cluster.MarkUnconsolidated()
+	return settled, true
+}
+
+// settled says whether cluster holds every nudged NodeClaim with the nudge's stamp and the
+// Consolidatable condition nodeclaim.disruption sets on this clock.
+func (c *labClock) settled(ctx context.Context, kube client.Client, cluster *state.Cluster, nudged map[string]bool, stamp string) bool {
+	var pools karpv1.NodePoolList
+	if err := kube.List(ctx, &pools); err != nil {
+		return false
+	}
+	byName := map[string]*karpv1.NodePool{}
+	for i := range pools.Items {
+		byName[pools.Items[i].Name] = &pools.Items[i]
+	}
+	for _, n := range cluster.DeepCopyNodes() {
+		nc := n.NodeClaim
+		if nc == nil || !nudged[nc.Name] || nc.DeletionTimestamp != nil {
+			continue
+		}
+		if nc.Annotations[NudgeAnnotation] != stamp {
+			return false
+		}
+		np := byName[nc.Labels[karpv1.NodePoolLabelKey]]
+		if np == nil || np.Spec.Replicas != nil { // static pools are never consolidated
+			continue
+		}
+		want := np.Spec.Disruption.ConsolidateAfter.Duration != nil && nc.StatusConditions().IsTrue(karpv1.ConditionTypeInitialized) &&
+			!disruptionutils.IsUnderConsolidateAfter(np, nc, c)
+		if nc.StatusConditions().IsTrue(karpv1.ConditionTypeConsolidatable) != want {
+			return false
+		}
+	}
+	return true
 }
 
 // publish writes the lead Karpenter runs on into the lab clock ConfigMap.

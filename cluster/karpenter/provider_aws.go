@@ -29,7 +29,7 @@ import (
 // overlay, core's controllers with the placement group registration hook, and every
 // provider controller. Nothing of the provider is replaced. Its operator exits the process
 // (os.Exit) or panics when a start-up call fails, as in a pod; Run turns panics into errors.
-func awsControllers(coreCtx context.Context, core *coreoperator.Operator) ([]controller.Controller, context.Context, error) {
+func awsControllers(coreCtx context.Context, core *coreoperator.Operator) ([]controller.Controller, *state.Cluster, context.Context, error) {
 	ctx, op := awsoperator.NewOperator(coreCtx, core)
 
 	awsCloudProvider := awscloudprovider.New(
@@ -50,7 +50,7 @@ func awsControllers(coreCtx context.Context, core *coreoperator.Operator) ([]con
 	cloudProvider := overlay.Decorate(overlayUndecorated, op.GetClient(), op.InstanceTypeStore)
 	matcher, err := health.NewRepairPolicyMatcher(ctx, cloudProvider)
 	if err != nil {
-		return nil, nil, fmt.Errorf("building repair policies: %w", err)
+		return nil, nil, nil, fmt.Errorf("building repair policies: %w", err)
 	}
 	clusterState := state.NewCluster(op.Clock, op.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(matcher))
 	if karpoptions.FromContext(ctx).FeatureGates.ReservedCapacity {
@@ -90,5 +90,5 @@ func awsControllers(coreCtx context.Context, core *coreoperator.Operator) ([]con
 		op.CABundle,
 		op.CELEnvironment,
 	)...)
-	return ctrls, ctx, nil
+	return ctrls, clusterState, ctx, nil
 }

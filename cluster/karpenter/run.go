@@ -84,15 +84,19 @@ func Run(ctx context.Context, o Options) (err error) {
 	logger.Info("starting karpenter", "provider", o.Provider, "cluster", o.ClusterName, "endpoint", o.ClusterEndpoint)
 
 	var ctrls []controller.Controller
+	var clusterState *state.Cluster
 	switch o.Provider {
 	case ProviderKWOK:
-		if ctrls, err = kwokControllers(opCtx, op); err != nil {
+		if ctrls, clusterState, err = kwokControllers(opCtx, op); err != nil {
 			return err
 		}
 	default:
-		if ctrls, opCtx, err = awsControllers(opCtx, op); err != nil {
+		if ctrls, clusterState, opCtx, err = awsControllers(opCtx, op); err != nil {
 			return err
 		}
+	}
+	if lc != nil {
+		lc.state.Store(clusterState)
 	}
 	op.WithControllers(opCtx, ctrls...)
 
@@ -138,18 +142,18 @@ func (o Options) labTime(ctx context.Context) (*labClock, *labView, error) {
 
 // kwokControllers are core's controllers over Karpenter's stock kwok provider, as its
 // kwok/main.go wires them.
-func kwokControllers(opCtx context.Context, op *operator.Operator) ([]controller.Controller, error) {
+func kwokControllers(opCtx context.Context, op *operator.Operator) ([]controller.Controller, *state.Cluster, error) {
 	its, err := kwok.ConstructInstanceTypes(opCtx)
 	if err != nil {
-		return nil, fmt.Errorf("constructing kwok instance types: %w", err)
+		return nil, nil, fmt.Errorf("constructing kwok instance types: %w", err)
 	}
 	undecorated := kwok.NewCloudProvider(opCtx, op.GetClient(), its)
 	cp := overlay.Decorate(undecorated, op.GetClient(), op.InstanceTypeStore)
 	matcher, err := health.NewRepairPolicyMatcher(opCtx, cp)
 	if err != nil {
-		return nil, fmt.Errorf("building repair policies: %w", err)
+		return nil, nil, fmt.Errorf("building repair policies: %w", err)
 	}
 	cluster := state.NewCluster(op.Clock, op.GetClient(), cp, state.WithRepairPolicyMatcher(matcher))
 	return controllers.NewControllers(opCtx, op.Manager, op.Clock, op.GetClient(),
-		op.EventRecorder, cp, undecorated, cluster, op.InstanceTypeStore, op.PredictionStore), nil
+		op.EventRecorder, cp, undecorated, cluster, op.InstanceTypeStore, op.PredictionStore), cluster, nil
 }
