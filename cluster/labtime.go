@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,6 +82,9 @@ func (d *daemon) skipTime(ctx context.Context, dur time.Duration) (*LabTimeSkip,
 		return nil, err
 	}
 	out := &LabTimeSkip{TimeSkip: sk, Due: karpenter.DueBetween(claims, pools, sk.From, sk.To)}
+	if err := podsOnDueNodes(ctx, d.restConfig(), out.Due); err != nil {
+		return nil, err
+	}
 	if d.restartKarpenter != nil { // Karpenter runs under this daemon
 		if err := waitKarpenterClock(ctx, d.restConfig(), sk.Offset, 30*time.Second); err != nil {
 			return nil, fmt.Errorf("lab time moved to %s, but %w", sk.To.Format(time.RFC3339), err)
@@ -88,6 +92,41 @@ func (d *daemon) skipTime(ctx context.Context, dur time.Duration) (*LabTimeSkip,
 		out.KarpenterFollowed = true
 	}
 	return out, nil
+}
+
+// podsOnDueNodes names, for each consolidatable decision, the pods still bound to its node
+// (DaemonSets' aside, as Karpenter counts emptiness): a learner who scaled a workload down
+// sees what keeps the node from being empty.
+func podsOnDueNodes(ctx context.Context, cfg *rest.Config, due []karpenter.Due) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for i := range due {
+		if due[i].Kind != karpenter.DueConsolidatable || due[i].NodeName == "" {
+			continue
+		}
+		pods, err := kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + due[i].NodeName})
+		if err != nil {
+			return fmt.Errorf("listing the pods on %s: %w", due[i].NodeName, err)
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || ownedByDaemonSet(&p) {
+				continue
+			}
+			due[i].Pods = append(due[i].Pods, p.Namespace+"/"+p.Name)
+		}
+	}
+	return nil
+}
+
+func ownedByDaemonSet(p *corev1.Pod) bool {
+	for _, o := range p.OwnerReferences {
+		if o.Controller != nil && *o.Controller && o.Kind == "DaemonSet" {
+			return true
+		}
+	}
+	return false
 }
 
 // waitKarpenterClock waits until Karpenter's lab clock ConfigMap says its controllers run

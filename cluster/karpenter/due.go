@@ -29,6 +29,9 @@ type Due struct {
 	NodeName  string    `json:"nodeName,omitempty"`
 	At        time.Time `json:"at"` // lab time
 	What      string    `json:"what"`
+	// Pods are the pods (not DaemonSets') still bound to a consolidatable NodeClaim's node:
+	// with any, the node is not empty, and Karpenter removes it only if they fit elsewhere.
+	Pods []string `json:"pods,omitempty"`
 }
 
 // DueBetween lists the decisions that come due in (from, to] for the NodeClaims, with the

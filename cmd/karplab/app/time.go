@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -66,7 +67,10 @@ consolidateAfter, expireAfter and the 15-minute registration timeout count the s
 span, and every NodeClaim is nudged to be re-evaluated at once (the ConfigMap
 karplab/karplab-lab-clock says which lab time Karpenter runs on). It prints what
 the span cost, by NodePool, each alert that fired in it, and each NodeClaim decision
-that came due: consolidatable, expiry, registration or launch timeout.
+that came due: consolidatable, expiry, registration or launch timeout, with the pods
+still on a consolidatable node (a node that runs any is not empty). Karpenter then acts at
+its own pace: an empty node goes about 30 s after the skip (its disruption controller looks
+every 10 s and waits 15 s to be sure the node stays empty before draining it).
 
 What does not move: Kubernetes' own timestamps (creationTimestamp, events, the
 conditions the API server, the scheduler and the kubelet set) stay on the wall clock.
@@ -134,10 +138,40 @@ func printDue(w io.Writer, sk *cluster.LabTimeSkip) error {
 	fmt.Fprintln(w, "came due in the span (Karpenter's controllers run on the new lab time and act on these now):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NODECLAIM\tNODEPOOL\tDUE\tAT\tWHAT")
+	busy := false
 	for _, d := range sk.Due {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", d.NodeClaim, d.NodePool, d.Kind, labStamp(d.At), d.What)
+		what := d.What
+		if len(d.Pods) > 0 {
+			busy = true
+			what += fmt.Sprintf("; not empty, its node still runs %s", podList(d.Pods))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", d.NodeClaim, d.NodePool, d.Kind, labStamp(d.At), what)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, d := range sk.Due {
+		if d.Kind == karpenter.DueConsolidatable && len(d.Pods) == 0 {
+			fmt.Fprintln(w, "an empty node goes about 30 s after the skip: the disruption controller looks every 10 s, waits 15 s to be sure the node stays empty, then drains it and terminates its instance")
+			break
+		}
+	}
+	if busy {
+		fmt.Fprintln(w, "a node that still runs pods goes only if they fit on other nodes or on a cheaper replacement; Karpenter says why not in its events:\n  kubectl get events -A --field-selector reason=Unconsolidatable")
+	}
+	return nil
+}
+
+// podList names a few pods and counts the rest.
+func podList(pods []string) string {
+	const show = 3
+	if len(pods) == 1 {
+		return "1 pod: " + pods[0]
+	}
+	if len(pods) <= show {
+		return fmt.Sprintf("%d pods: %s", len(pods), strings.Join(pods, ", "))
+	}
+	return fmt.Sprintf("%d pods: %s and %d more", len(pods), strings.Join(pods[:show], ", "), len(pods)-show)
 }
 
 // parseSkip reads a Go duration, or days with a d suffix (30d, 1d12h), and checks the

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -124,4 +126,43 @@ func hasLine(out string, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestPrintDueNamesWhatKeepsANodeBusy: a consolidatable NodeClaim whose node still runs
+// pods is said not to be empty, with the pods and where Karpenter says why it stays; an
+// empty one gets how long Karpenter takes.
+func TestPrintDueNamesWhatKeepsANodeBusy(t *testing.T) {
+	at := time.Date(2026, 12, 4, 21, 9, 53, 0, time.UTC)
+	due := func(pods ...string) *cluster.LabTimeSkip {
+		return &cluster.LabTimeSkip{KarpenterFollowed: true, Due: []karpenter.Due{{Kind: karpenter.DueConsolidatable,
+			NodeClaim: "ziba-general-q4d5b", NodePool: "ziba-general", At: at, What: "consolidateAfter 5m0s since its last pod event", Pods: pods}}}
+	}
+	tests := []struct {
+		name      string
+		skip      *cluster.LabTimeSkip
+		want, not []string
+	}{
+		{name: "empty", skip: due(), want: []string{"ziba-general-q4d5b", "an empty node goes about 30 s after the skip"}, not: []string{"not empty", "Unconsolidatable"}},
+		{name: "one pod", skip: due("ziba/ziba-render-worker-example"),
+			want: []string{"not empty, its node still runs 1 pod: ziba/ziba-render-worker-example", "--field-selector reason=Unconsolidatable"}, not: []string{"an empty node goes"}},
+		{name: "many pods", skip: due("a/p1", "a/p2", "a/p3", "a/p4", "a/p5"), want: []string{"5 pods: a/p1, a/p2, a/p3 and 2 more"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := printDue(&b, tt.skip); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("missing %q in:\n%s", w, b.String())
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(b.String(), n) {
+					t.Errorf("unexpected %q in:\n%s", n, b.String())
+				}
+			}
+		})
+	}
 }
