@@ -101,10 +101,12 @@ type daemon struct {
 	kubelet          func() *kubelet.Kubelet
 	metrics          func() *metrics.Server // returns nil when the metrics API does not run (kind)
 	restartKarpenter func(context.Context) error
-	resetMu          sync.Mutex
-	mu               sync.Mutex
-	state            State
-	started          []*service
+	// holdKarpenter stops Karpenter until the returned resume (nil when it does not run).
+	holdKarpenter func(context.Context) (resume func(context.Context) error, err error)
+	resetMu       sync.Mutex
+	mu            sync.Mutex
+	state         State
+	started       []*service
 }
 
 // RunDaemon runs the lab in this process until ctx ends: it starts every service, publishes
@@ -290,6 +292,10 @@ func (d *daemon) reset(ctx context.Context, status io.Writer) error {
 	if srv := d.ec2(); srv != nil {
 		r.ec2 = func(context.Context) error { return srv.Reset() }
 	}
+	r.hold = d.holdKarpenter
+	if kl := d.kubelet(); kl != nil {
+		r.settle = kl.Resync
+	}
 	r.after = func(ctx context.Context) error {
 		if kl := d.kubelet(); kl != nil {
 			kl.RepairBootstrap()
@@ -298,9 +304,6 @@ func (d *daemon) reset(ctx context.Context, status io.Writer) error {
 			if err := ms.Reset(ctx); err != nil {
 				return err
 			}
-		}
-		if d.restartKarpenter != nil {
-			return d.restartKarpenter(ctx)
 		}
 		return nil
 	}

@@ -35,6 +35,20 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 		}
 		return waitReady(ctx, sup, healthURL, 2*time.Minute, restarts+1)
 	}
+	d.holdKarpenter = func(ctx context.Context) (func(context.Context) error, error) {
+		if sup == nil {
+			return func(context.Context) error { return nil }, nil
+		}
+		restarts := sup.Status().Restarts
+		release, err := sup.Hold(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) error {
+			release()
+			return waitReady(ctx, sup, healthURL, 2*time.Minute, restarts+1)
+		}, nil
+	}
 	return &service{
 		name: "Karpenter controllers (provider " + cfg.Provider + ")",
 		start: func(ctx context.Context) (string, error) {

@@ -39,17 +39,24 @@ var (
 // plane: no workload, no NodePools/NodeClaims/NodeClasses, no nodes, an empty EC2 account
 // (the default VPC, subnets, security groups and images stay), a fresh evidence history.
 type resetter struct {
-	kube    kubernetes.Interface
-	dyn     dynamic.Interface
-	status  io.Writer
-	grace   time.Duration // how long Karpenter gets to finalize NodeClaims itself
-	ec2     func(context.Context) error
-	after   func(context.Context) error // restarts what keeps in-memory state
+	kube   kubernetes.Interface
+	dyn    dynamic.Interface
+	status io.Writer
+	grace  time.Duration // how long Karpenter gets to finalize NodeClaims itself
+	ec2    func(context.Context) error
+	// hold stops Karpenter for the reset (nothing of it runs or calls AWS meanwhile) and
+	// returns what starts it again, with clean in-memory caches.
+	hold func(context.Context) (resume func(context.Context) error, err error)
+	// settle waits until nothing of the lab still acts on an instance the EC2 reset ended
+	// (the simulated kubelet's boots), so no Node registers after the last deleteNodes.
+	settle  func(context.Context) error
+	after   func(context.Context) error // resets what else keeps in-memory state
 	history func() error
 	// keep holds the cluster's own objects (nil: the lab owns the whole cluster); labNodes
 	// the Nodes lab processes created, by name and UID.
 	keep     *baseline
 	labNodes func() map[string]string
+	last     time.Time // when the previous step ended
 }
 
 func newResetter(cfg *rest.Config, status io.Writer) (*resetter, error) {
@@ -61,15 +68,32 @@ func newResetter(cfg *rest.Config, status io.Writer) (*resetter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &resetter{kube: kube, dyn: dyn, status: status, grace: 20 * time.Second}, nil
+	return &resetter{kube: kube, dyn: dyn, status: status, grace: 20 * time.Second, last: time.Now()}, nil
 }
 
+// step says what a step did and how long it took.
 func (r *resetter) step(format string, args ...any) {
-	fmt.Fprintf(r.status, " - "+format+"\n", args...)
+	now := time.Now()
+	fmt.Fprintf(r.status, " - "+format+" (%s)\n", append(args, now.Sub(r.last).Round(10*time.Millisecond))...)
+	r.last = now
 }
 
-func (r *resetter) run(ctx context.Context) error {
-	// NodePools first, so Karpenter launches nothing for the pods being deleted.
+func (r *resetter) run(ctx context.Context) (err error) {
+	r.last = time.Now()
+	// Karpenter first: held, it launches nothing for the pods being deleted, and no call of
+	// its can land in the account after the account's reset.
+	resume := func(context.Context) error { return nil }
+	if r.hold != nil {
+		if resume, err = r.hold(ctx); err != nil {
+			return err
+		}
+		r.step("stopped Karpenter for the reset")
+		defer func() { // on a failed reset too: a lab with no Karpenter would be stuck
+			if resume != nil {
+				err = errors.Join(err, resume(ctx))
+			}
+		}()
+	}
 	n, err := r.deleteAll(ctx, nodePoolsGVR, false)
 	if err != nil {
 		return err
@@ -90,17 +114,24 @@ func (r *resetter) run(ctx context.Context) error {
 		}
 		deleted = append(deleted, ns.Name)
 	}
+	// At once, while the namespace controller starts: it deletes pods gracefully (no kubelet
+	// of a lab pod confirms) and waits about half their grace before looking again. A
+	// terminating namespace takes no new pod, so none comes back.
+	if err := r.forceDeletePods(ctx, deleted); err != nil {
+		return err
+	}
 	if err := r.deleteDefaultWorkloads(ctx); err != nil {
 		return err
 	}
 	r.step("deleted workload namespaces %v and the default namespace's workloads", deleted)
 
-	// Give Karpenter the chance to drain and terminate as it would; then finish by force.
+	// Give Karpenter, if it runs, the chance to drain and terminate as it would; then finish
+	// by force. A held Karpenter finalizes nothing: the account's reset ends the instances.
 	n, err = r.deleteAll(ctx, nodeClaimsGVR, false)
 	if err != nil {
 		return err
 	}
-	if !r.waitGone(ctx, nodeClaimsGVR, r.grace) {
+	if r.hold != nil || !r.waitGone(ctx, nodeClaimsGVR, r.grace) {
 		if _, err := r.deleteAll(ctx, nodeClaimsGVR, true); err != nil {
 			return err
 		}
@@ -132,12 +163,12 @@ func (r *resetter) run(ctx context.Context) error {
 		r.step("reset the EC2 account: instances, volumes, ENIs, launch templates, billing, audit trail, policy, faults")
 		// A kubelet still booting on an instance the reset ended may have registered its
 		// Node meanwhile; left, it would block the next instance given the same IP (and so
-		// the same node name). The simulated kubelet notices the instances are gone at its
-		// next poll; then every Node left is stale.
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(2 * time.Second):
+		// the same node name). Once the simulated kubelet has seen the instances gone and
+		// its boots have ended, every Node left is stale.
+		if r.settle != nil {
+			if err := r.settle(ctx); err != nil {
+				return fmt.Errorf("waiting for the simulated kubelet: %w", err)
+			}
 		}
 		if n, err := r.deleteNodes(ctx); err != nil {
 			return err
@@ -149,7 +180,14 @@ func (r *resetter) run(ctx context.Context) error {
 		if err := r.after(ctx); err != nil {
 			return err
 		}
-		r.step("restarted Karpenter and cleared bootstrap faults")
+		r.step("cleared bootstrap faults and usage records")
+	}
+	if r.hold != nil {
+		err, resume = resume(ctx), nil
+		if err != nil {
+			return fmt.Errorf("starting Karpenter again: %w", err)
+		}
+		r.step("started Karpenter again, with clean caches")
 	}
 	if r.history != nil {
 		if err := r.history(); err != nil {
@@ -157,7 +195,13 @@ func (r *resetter) run(ctx context.Context) error {
 		}
 		r.step("started a new evidence history")
 	}
-	return r.waitNamespacesGone(ctx, deleted, 2*time.Minute)
+	if err := r.waitNamespacesGone(ctx, deleted, 2*time.Minute); err != nil {
+		return err
+	}
+	if len(deleted) > 0 {
+		r.step("namespaces %v gone", deleted)
+	}
+	return nil
 }
 
 // deleteDefaultWorkloads deletes the default namespace's workloads and pods, except the
@@ -301,6 +345,10 @@ func (r *resetter) waitNamespacesGone(ctx context.Context, names []string, timeo
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("namespaces %s are still terminating after %s", strings.Join(left, ", "), timeout)
+		}
+		// The namespace controller deletes pods gracefully; no kubelet confirms them.
+		if err := r.forceDeletePods(ctx, left); err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():

@@ -41,6 +41,7 @@ type Supervisor struct {
 
 	mu        sync.Mutex
 	requested atomic.Bool // Restart asked for the next restart
+	hold      *hold       // set by Hold: no child runs until it is released
 	status    Status
 	cmd       *exec.Cmd
 	cancel    context.CancelFunc
@@ -66,6 +67,9 @@ type Exit struct {
 	Code  int    `json:"code"`
 	Error string `json:"error"`
 }
+
+// hold is one Hold: the loop closes parked once no child runs, then waits for release.
+type hold struct{ parked, release chan struct{} }
 
 // ErrSupervisorStarted is returned by a second Start.
 var ErrSupervisorStarted = errors.New("supervisor already started")
@@ -119,6 +123,9 @@ func (s *Supervisor) loop(ctx context.Context, started chan<- error) {
 	backoff := s.MinBackoff
 	first := true
 	for {
+		if !s.park(ctx) {
+			return
+		}
 		begin := time.Now()
 		wait, err := s.startChild()
 		if first {
@@ -137,6 +144,11 @@ func (s *Supervisor) loop(ctx context.Context, started chan<- error) {
 		if ctx.Err() != nil {
 			return
 		}
+		if s.holding() { // straight to the hold, then a new child at once
+			s.requested.Store(false)
+			s.countRestart()
+			continue
+		}
 		if time.Since(begin) >= s.StableAfter || s.requested.Swap(false) {
 			backoff = s.MinBackoff // a restart asked for is no crash loop
 		}
@@ -147,10 +159,40 @@ func (s *Supervisor) loop(ctx context.Context, started chan<- error) {
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, s.MaxBackoff)
-		s.mu.Lock()
-		s.status.Restarts++
-		s.mu.Unlock()
+		s.countRestart()
 	}
+}
+
+func (s *Supervisor) countRestart() {
+	s.mu.Lock()
+	s.status.Restarts++
+	s.mu.Unlock()
+}
+
+func (s *Supervisor) holding() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hold != nil
+}
+
+// park waits while a Hold keeps the child stopped; false when ctx ended meanwhile.
+func (s *Supervisor) park(ctx context.Context) bool {
+	s.mu.Lock()
+	h := s.hold
+	s.mu.Unlock()
+	if h == nil {
+		return true
+	}
+	close(h.parked)
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return false
+	}
+	s.mu.Lock()
+	s.hold = nil
+	s.mu.Unlock()
+	return true
 }
 
 // startChild starts one child and returns the function that waits for it.
@@ -266,6 +308,35 @@ func (s *Supervisor) Stop(ctx context.Context) error {
 func (s *Supervisor) Restart() {
 	s.requested.Store(true)
 	s.kill()
+}
+
+// Hold stops the child (SIGKILL, as Restart does) and keeps any from running until release
+// is called; then a new child starts at once. It returns once no child runs, so nothing the
+// child does (an AWS call in flight) can land after it. A Hold while one is in force, or
+// before Start, holds nothing.
+func (s *Supervisor) Hold(ctx context.Context) (release func(), err error) {
+	s.mu.Lock()
+	if s.done == nil || s.hold != nil {
+		s.mu.Unlock()
+		return func() {}, nil
+	}
+	h := &hold{parked: make(chan struct{}), release: make(chan struct{})}
+	s.hold = h
+	s.mu.Unlock()
+	release = sync.OnceFunc(func() { close(h.release) })
+	for {
+		s.kill() // again if a child was being started as the hold came
+		select {
+		case <-h.parked:
+			return release, nil
+		case <-s.done:
+			return release, nil
+		case <-ctx.Done():
+			release()
+			return nil, fmt.Errorf("holding karpenter: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Status reports the child's state.

@@ -163,3 +163,42 @@ func (b *safeBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestSupervisorHold: Hold returns once no child runs, none starts while held (however long,
+// with a crash loop's backoff long gone), and release starts one at once, without backoff.
+func TestSupervisorHold(t *testing.T) {
+	s := &karpenter.Supervisor{
+		Path:        os.Args[0],
+		Env:         []string{childEnv + "=sleep"},
+		LogFile:     filepath.Join(t.TempDir(), "child.log"),
+		MinBackoff:  5 * time.Second, // release must not wait for it
+		StopTimeout: 500 * time.Millisecond,
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
+	before := waitStatus(t, s, "running", func(st karpenter.Status) bool { return st.Running })
+	release, err := s.Hold(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.Running || !gone(before.PID) {
+		t.Fatalf("after Hold: status %+v, pid %d gone %t; want no child", st, before.PID, gone(before.PID))
+	}
+	time.Sleep(300 * time.Millisecond)
+	if st := s.Status(); st.Running {
+		t.Fatalf("a child started while held: %+v", st)
+	}
+	again, _ := s.Hold(t.Context()) // a hold in force: holds nothing more
+	again()
+	if st := s.Status(); st.Running {
+		t.Fatalf("a second Hold's release started a child: %+v", st)
+	}
+	released := time.Now()
+	release()
+	after := waitStatus(t, s, "a new child after release", func(st karpenter.Status) bool { return st.Running })
+	if after.PID == before.PID || time.Since(released) > 3*time.Second {
+		t.Errorf("after release: pid %d (before %d), %s later; want a new child at once", after.PID, before.PID, time.Since(released))
+	}
+}

@@ -143,6 +143,7 @@ type Kubelet struct {
 	stages     map[internalversion.StageResourceRef][]*internalversion.Stage
 	settings   nodeSettings
 	started    atomic.Bool
+	resync     chan chan struct{} // Resync's requests to the Run loop
 
 	mu        sync.Mutex
 	instances map[string]*instanceState
@@ -155,6 +156,7 @@ type Kubelet struct {
 type instanceState struct {
 	status NodeStatus
 	cancel context.CancelFunc // stops its boot or its kubelet
+	done   chan struct{}      // closed when its boot and kubelet have ended
 }
 
 // New checks the options and prepares the fleet; Run starts it.
@@ -223,6 +225,7 @@ func New(opts Options) (*Kubelet, error) {
 			VMMemoryOverheadPercent: opts.VMMemoryOverheadPercent,
 		},
 		instances: map[string]*instanceState{},
+		resync:    make(chan chan struct{}),
 		types:     map[string]ec2types.InstanceTypeInfo{},
 	}, nil
 }
@@ -251,7 +254,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	k.log.Info("simulated kubelet fleet started", "cluster", k.opts.ClusterName, "poll", k.opts.PollInterval)
 	for {
 		wait := k.opts.PollInterval
-		if k.sync(ctx, &wg) {
+		if pending, _ := k.sync(ctx, &wg); pending {
 			// A machine boots the moment EC2 says running, not on the next poll.
 			wait = min(wait, pendingPollInterval)
 		}
@@ -260,7 +263,37 @@ func (k *Kubelet) Run(ctx context.Context) error {
 			k.log.Info("simulated kubelet fleet stopping")
 			return nil
 		case <-time.After(wait):
+		case reply := <-k.resync:
+			_, stopped := k.sync(ctx, &wg)
+			for _, done := range stopped {
+				select {
+				case <-done:
+				case <-ctx.Done():
+				}
+			}
+			close(reply)
 		}
+	}
+}
+
+// Resync polls EC2 now and returns once the kubelet of every instance no longer pending or
+// running has ended, so no Node registers for one after it (a reset ends every instance).
+// Before Run it does nothing.
+func (k *Kubelet) Resync(ctx context.Context) error {
+	if !k.started.Load() {
+		return nil
+	}
+	reply := make(chan struct{})
+	select {
+	case k.resync <- reply:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-reply:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -269,14 +302,14 @@ const pendingPollInterval = 200 * time.Millisecond
 
 // sync reconciles the fleet with one DescribeInstances: a kubelet boots on every instance newly
 // running, and stops on every instance no longer pending or running. It reports whether an
-// instance is still pending.
-func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) (pending bool) {
+// instance is still pending, and what is closed once each kubelet it stopped has ended.
+func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) (pending bool, stopped []chan struct{}) {
 	insts, err := clusterInstances(ctx, k.opts.EC2, k.opts.ClusterName)
 	if err != nil {
 		if ctx.Err() == nil {
 			k.log.Warn("polling EC2 for instances", "err", err)
 		}
-		return false // without an answer, nothing is known to have stopped
+		return false, nil // without an answer, nothing is known to have stopped
 	}
 	now := time.Now()
 	k.mu.Lock()
@@ -303,8 +336,12 @@ func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) (pending bool) {
 			st.status.Phase = PhaseBooting
 			st.status.RunningSince = now
 			bootCtx, cancel := context.WithCancel(ctx)
-			st.cancel = cancel
-			wg.Go(func() { k.boot(bootCtx, inst) })
+			st.cancel, st.done = cancel, make(chan struct{})
+			done := st.done
+			wg.Go(func() {
+				defer close(done)
+				k.boot(bootCtx, inst)
+			})
 		}
 	}
 	for id, st := range k.instances {
@@ -313,6 +350,7 @@ func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) (pending bool) {
 		}
 		if st.cancel != nil {
 			st.cancel()
+			stopped = append(stopped, st.done)
 		}
 		if st.status.Phase == PhaseRegistered {
 			k.log.Info("instance is no longer running: its kubelet stops, the Node stops reporting",
@@ -320,7 +358,7 @@ func (k *Kubelet) sync(ctx context.Context, wg *sync.WaitGroup) (pending bool) {
 		}
 		delete(k.instances, id)
 	}
-	return pending
+	return pending, stopped
 }
 
 // bootstrapError is a bootstrap failure no retry can fix: the node never registers. console
