@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,12 +26,14 @@ import (
 
 	"github.com/karplab/karplab/cluster/kubelet"
 	"github.com/karplab/karplab/cluster/recorder"
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
 )
 
 // testLab is the one daemon this package's integration tests share, run in-process.
 var testLab struct {
 	home Home
+	exe  string // the karplab binary the daemon runs
 	err  error
 }
 
@@ -47,11 +48,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	exe := filepath.Join(dir, "karplab")
-	build := exec.Command("go", "build", "-o", exe, "../cmd/karplab")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building karplab:", err)
+	exe, err := karplabtest.Binary(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -83,7 +82,7 @@ func TestMain(m *testing.M) {
 			break
 		}
 	}
-	testLab.home = home
+	testLab.home, testLab.exe = home, exe
 	code := m.Run()
 	cancel()
 	if err := <-done; err != nil {

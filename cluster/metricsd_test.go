@@ -3,7 +3,6 @@ package cluster
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +76,7 @@ func TestIntegrationMetricsDaemon(t *testing.T) {
 	applyYAML(t, dynamic.NewForConfigOrDie(cfg), metricsWorkload)
 	began := time.Now()
 	karplab := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(string(h)), "karplab"), args...)
+		cmd := exec.CommandContext(ctx, testLab.exe, args...)
 		cmd.Env = append(os.Environ(), "KARPLAB_HOME="+string(h))
 		out, err := cmd.CombinedOutput()
 		return string(out), err

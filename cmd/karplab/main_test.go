@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // karplab is the binary under test, built once by TestMain.
@@ -24,11 +26,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	karplab = filepath.Join(dir, "karplab")
-	build := exec.Command("go", "build", "-o", karplab, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building karplab:", err)
+	if karplab, err = karplabtest.Binary(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	code := m.Run()

@@ -64,11 +64,11 @@ or use the built-in kubectl:
 				Backend:    c.String("backend"),
 				Kubeconfig: kubeconfig,
 				Context:    c.String("context"),
-				Provider:  c.String("provider"),
-				EC2Addr:   c.String("ec2-addr"),
-				BootDelay: zeroMeansNone(c.Duration("boot-delay")),
-				Verbosity: c.Int("verbosity"),
-				Timeout:   c.Duration("timeout"),
+				Provider:   c.String("provider"),
+				EC2Addr:    c.String("ec2-addr"),
+				BootDelay:  zeroMeansNone(c.Duration("boot-delay")),
+				Verbosity:  c.Int("verbosity"),
+				Timeout:    c.Duration("timeout"),
 			}, c.App.ErrWriter)
 			var running *cluster.AlreadyRunningError
 			if errors.As(err, &running) {
@@ -133,11 +133,11 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		Backend:    c.String("backend"),
 		Kubeconfig: kubeconfig,
 		Context:    c.String("context"),
-		Provider:  c.String("provider"),
-		EC2Addr:   c.String("ec2-addr"),
-		BootDelay: zeroMeansNone(c.Duration("boot-delay")),
-		Logger:    logger(c),
-		Status:    c.App.ErrWriter,
+		Provider:   c.String("provider"),
+		EC2Addr:    c.String("ec2-addr"),
+		BootDelay:  zeroMeansNone(c.Duration("boot-delay")),
+		Logger:     logger(c),
+		Status:     c.App.ErrWriter,
 	})
 	var running *cluster.AlreadyRunningError
 	if errors.As(err, &running) {
