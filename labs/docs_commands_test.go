@@ -80,8 +80,10 @@ func TestIntegrationDocsAWSCommandsServed(t *testing.T) {
 	if len(cmds) < 15 { // a floor: fewer means the extraction broke
 		t.Fatalf("found only %d aws commands in the documents", len(cmds))
 	}
+	parent := t
 	for _, cli := range docsCLIs(t) {
 		t.Run(cli.name, func(t *testing.T) {
+			shareLab(parent, t)
 			for _, c := range cmds {
 				out, err := runShell(t, filepath.Dir(cli.path), c.line)
 				if err == nil {
@@ -140,7 +142,7 @@ func kubectlDir(t *testing.T) string {
 		return "/usr/bin"
 	}
 	dir := t.TempDir()
-	shim := "#!/bin/sh\nexec " + lab.exe + " kubectl \"$@\"\n"
+	shim := "#!/bin/sh\nexec " + pool.exe + " kubectl \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(shim), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -217,7 +217,7 @@ func rehearseDoc(t *testing.T, doc, labName string) {
 	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(lab.exe, filepath.Join(dir, "bin", "karplab")); err != nil {
+	if err := os.Symlink(pool.exe, filepath.Join(dir, "bin", "karplab")); err != nil {
 		t.Fatal(err)
 	}
 	cwd := dir
@@ -420,6 +420,7 @@ func TestDocsAreRehearsable(t *testing.T) {
 // TestIntegrationDocsRehearsed follows each document, line by line, on a fresh lab (one:
 // -run 'TestIntegrationDocsRehearsed/exercises/leak').
 func TestIntegrationDocsRehearsed(t *testing.T) {
+	t.Parallel() // its documents queue for labs with the other tests
 	for _, d := range docsToRehearse {
 		t.Run(strings.TrimPrefix(filepath.Dir(d.doc), "../"), func(t *testing.T) {
 			freshLab(t)

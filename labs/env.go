@@ -44,6 +44,15 @@ type Env struct {
 	EC2Endpoint string
 	// Now is the clock graders date their reports with.
 	Now func() time.Time
+	// Timed, when set, hears how long each staging and each grading took (the tests log
+	// it, and the CI's test summary tables where the time went).
+	Timed func(phase string, took time.Duration)
+}
+
+func (e *Env) timed(phase string, since time.Time) {
+	if e != nil && e.Timed != nil {
+		e.Timed(phase, time.Since(since))
+	}
 }
 
 // NewEnv connects to the lab running in home. It fails with cluster.ErrNotRunning when there is none.

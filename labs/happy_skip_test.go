@@ -39,7 +39,7 @@ func TestIntegrationHappyPathScaledToZeroGoesAfterSkip(t *testing.T) {
 		start := time.Now()
 		for !cond() {
 			if time.Since(start) > within {
-				t.Fatalf("timed out after %s waiting for %s\n%s", within, what, karpenterTail(20))
+				t.Fatalf("timed out after %s waiting for %s\n%s", within, what, karpenterTail(t, 20))
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
@@ -82,7 +82,7 @@ func TestIntegrationHappyPathScaledToZeroGoesAfterSkip(t *testing.T) {
 
 	karplab("kubectl delete pod -n ziba " + courseExample)
 	waitFor("kubectl get pods -n ziba to show none", time.Minute, func() bool { return len(podsLeft()) == 0 })
-	sk, err := cluster.SkipTime(ctx, lab.home, 6*time.Minute) // karplab time skip 6m, read as JSON
+	sk, err := cluster.SkipTime(ctx, labOf(t).home, 6*time.Minute) // karplab time skip 6m, read as JSON
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,16 +100,18 @@ func TestIntegrationHappyPathScaledToZeroGoesAfterSkip(t *testing.T) {
 	})
 	t.Logf("the empty node went %s after the skip (wall clock)", gone.Round(time.Second))
 
-	ev := evidence.Correlate(takeSnapshot(t, e))
+	// The recorder trails the API server a little under load: read until it saw the end.
+	var ev *evidence.Evidence
 	var row *evidence.NodeClaimRow
-	for i := range ev.NodeClaims {
-		if ev.NodeClaims[i].Name == claim {
-			row = &ev.NodeClaims[i]
+	waitFor("the evidence to record the NodeClaim's end", 30*time.Second, func() bool {
+		ev, row = evidence.Correlate(takeSnapshot(t, e)), nil
+		for i := range ev.NodeClaims {
+			if ev.NodeClaims[i].Name == claim {
+				row = &ev.NodeClaims[i]
+			}
 		}
-	}
-	if row == nil {
-		t.Fatalf("no evidence row for NodeClaim %s", claim)
-	}
+		return row != nil && row.Deleted != nil
+	})
 	// Lab time: the skip's end is 12m ahead of the wall clock's start of this span.
 	if row.DisruptionReason != "Empty" || row.DeletionRequested == nil || row.Deleted == nil ||
 		row.DeletionRequested.Before(sk.To) || row.Deleted.After(sk.To.Add(gone+time.Minute)) {

@@ -94,6 +94,7 @@ func (l *Lab) Run(ctx context.Context, e *Env, out io.Writer, opts StageOptions)
 		opts.Wait = 3 * time.Minute
 	}
 	fmt.Fprintf(out, "Staging %s: %s\n", l.Name, l.Title)
+	defer e.timed("stage", time.Now())
 	if err := l.Stage(ctx, e, out, opts); err != nil {
 		return fmt.Errorf("staging %s: %w", l.Name, err)
 	}
@@ -102,6 +103,7 @@ func (l *Lab) Run(ctx context.Context, e *Env, out io.Writer, opts StageOptions)
 
 // Check grades the lab from both control planes as they are now.
 func (l *Lab) Check(ctx context.Context, e *Env) (*Report, error) {
+	defer e.timed("check", time.Now())
 	snap, err := e.TakeSnapshot(ctx)
 	if err != nil {
 		return nil, err

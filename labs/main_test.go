@@ -6,42 +6,73 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/cluster/existing/existingtest"
 	"github.com/karplab/karplab/cluster/karpenter"
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
-// lab is the one lab daemon this test package runs (in-process, like `karplab start
-// --foreground`), shared by every TestIntegration test; each test resets it first. It runs
-// with the existing backend on somebody else's cluster (existingtest), so every lab is
-// proved on a cluster with a namespace, node and workload of its own; at the end `stop
-// --uninstall` must leave that cluster exactly as it was.
-var lab struct {
-	env  *Env
-	home cluster.Home
-	exe  string // the karplab binary the daemon runs, for scripts that call it
-	err  error  // why it is not running
+// The labs' integration tests run in parallel on a pool of labs, each a karplab daemon
+// (the real binary, a child of this test process) with the existing backend on a cluster of
+// its own that plays somebody else's (existingtest, in a child process: one control plane
+// per process). A test takes a free lab (freshLab), resets it and gives it back when it
+// ends, so every lab is proved on a cluster with a namespace, node and workload of its own;
+// at the end `stop --uninstall` must leave each such cluster exactly as it was.
+var pool struct {
+	exe  string        // the karplab binary the daemons run, for scripts that call it
+	free chan *testLab // the labs no test holds
+	all  []*testLab
+	err  error    // why there is none
+	held sync.Map // *testing.T -> *testLab
+}
+
+// testLab is one lab of the pool.
+type testLab struct {
+	env    *Env
+	home   cluster.Home
+	theirs *existingtest.Process
+	before *existingtest.Snapshot
+	daemon *exec.Cmd
+	exited chan error
+}
+
+// poolSize is how many labs run side by side (KARPLAB_TEST_LABS, default 4): the labs'
+// tests mostly wait on Karpenter's and the emulator's own timers (one lab keeps a core
+// about a sixth busy), so on two cores four labs share the work.
+func poolSize() int {
+	if n, err := strconv.Atoi(os.Getenv("KARPLAB_TEST_LABS")); err == nil && n > 0 {
+		return n
+	}
+	return 4
 }
 
 func TestMain(m *testing.M) {
+	existingtest.RunIfChild()
 	flag.Parse()
 	if testing.Short() {
-		lab.err = errors.New("-short: the lab daemon is not started")
+		pool.err = errors.New("-short: no lab is started")
 		os.Exit(m.Run())
 	}
-	stop, err := startLab()
+	stop, err := startPool(poolSize())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the lab:", err)
+		fmt.Fprintln(os.Stderr, "starting the labs:", err)
 		os.Exit(2)
+	}
+	// As many tests at once as there are labs, unless -parallel says otherwise.
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", strconv.Itoa(len(pool.all)))
 	}
 	code := m.Run()
 	if err := stop(); err != nil {
@@ -51,117 +82,161 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func startLab() (stop func() error, err error) {
+// startPool starts n labs side by side and returns what stops them all.
+func startPool(n int) (stop func() error, err error) {
 	dir, err := os.MkdirTemp("", "karplab-labs-test")
 	if err != nil {
 		return nil, err
 	}
-	// The Karpenter child is the real binary, re-executed by the daemon.
-	exe := filepath.Join(dir, "karplab")
-	build := exec.Command("go", "build", "-o", exe, "../cmd/karplab")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("building karplab: %w", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if pool.exe, err = karplabtest.Binary(dir); err != nil {
 		return nil, err
 	}
-	ec2Addr := ln.Addr().String()
-	ln.Close()
-
-	home := cluster.Home(filepath.Join(dir, "home"))
-	logFile, err := os.Create(filepath.Join(dir, "daemon.log"))
-	if err != nil {
-		return nil, err
+	labs := make([]*testLab, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range labs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			labs[i], errs[i] = startLab(filepath.Join(dir, fmt.Sprintf("lab%d", i+1)))
+		}()
 	}
-	logger := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	theirs, err := existingtest.Start(context.Background(), filepath.Join(dir, "their-cluster"), logger.With("component", "their-cluster"))
-	if err != nil {
-		return nil, fmt.Errorf("starting their cluster: %w", err)
-	}
-	before, err := theirs.Snapshot(context.Background())
-	if err != nil {
-		theirs.Stop()
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- cluster.RunDaemon(ctx, cluster.DaemonConfig{
-			Home:       home,
-			Backend:    "existing",
-			Kubeconfig: theirs.Kubeconfig,
-			EC2Addr:    ec2Addr,
-			Executable: exe,
-			Provider:   testProvider(),
-			Logger:     logger,
-		})
-	}()
+	wg.Wait()
 	stop = func() error {
-		// stop --uninstall, as a user ends a lab on their cluster: reset, stop, uninstall.
-		var progress strings.Builder
-		err := cluster.Reset(context.Background(), home, &progress)
-		cancel()
-		err = errors.Join(err, <-done)
-		if err == nil {
-			err = cluster.Uninstall(context.Background(), home, &progress)
+		var all []error
+		for _, l := range labs {
+			if l != nil {
+				all = append(all, l.stop())
+			}
 		}
-		if err == nil {
-			err = theyAreAsBefore(theirs, before)
-		}
-		if err != nil {
-			err = fmt.Errorf("stop --uninstall on their cluster: %w\n%s", err, progress.String())
-		} else {
-			fmt.Fprintf(os.Stderr, "stop --uninstall left their cluster as it was:\n%s", progress.String())
-		}
-		err = errors.Join(err, theirs.Stop())
-		logFile.Close()
 		if os.Getenv("KARPLAB_KEEP_TEST_HOME") == "" {
 			os.RemoveAll(dir)
 		} else {
-			fmt.Fprintln(os.Stderr, "lab home kept at", dir)
+			fmt.Fprintln(os.Stderr, "lab homes kept under", dir)
 		}
+		return errors.Join(all...)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, errors.Join(err, stop())
+	}
+	pool.all, pool.free = labs, make(chan *testLab, n)
+	for _, l := range labs {
+		pool.free <- l
+	}
+	return stop, nil
+}
+
+// startLab starts their cluster and the lab's daemon on it, under dir.
+func startLab(dir string) (*testLab, error) {
+	ctx := context.Background()
+	theirs, err := existingtest.StartProcess(ctx, filepath.Join(dir, "their-cluster"))
+	if err != nil {
+		return nil, fmt.Errorf("starting their cluster: %w", err)
+	}
+	l := &testLab{home: cluster.Home(filepath.Join(dir, "home")), theirs: theirs}
+	cfg, err := theirs.RESTConfig()
+	if err == nil {
+		l.before, err = existingtest.TakeSnapshot(ctx, cfg)
+	}
+	if err == nil {
+		err = l.startDaemon(ctx)
+	}
+	if err == nil {
+		l.env, err = NewEnv(ctx, l.home)
+	}
+	if err != nil {
+		return nil, errors.Join(err, l.stop())
+	}
+	return l, nil
+}
+
+// startDaemon runs the daemon as `karplab start --backend existing` would, but as this
+// process's child (it ends with the test binary), and waits until it is ready.
+func (l *testLab) startDaemon(ctx context.Context) error {
+	if err := l.home.Ensure(); err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ec2Addr := ln.Addr().String()
+	ln.Close()
+	opts := cluster.StartOptions{Backend: "existing", Kubeconfig: l.theirs.Kubeconfig, EC2Addr: ec2Addr, Provider: testProvider()}
+	logFile, err := os.Create(l.home.DaemonLog())
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	l.daemon = exec.Command(pool.exe, opts.DaemonArgs()...)
+	l.daemon.Env = append(os.Environ(), "KARPLAB_HOME="+string(l.home))
+	l.daemon.Stdout, l.daemon.Stderr = logFile, logFile
+	l.daemon.SysProcAttr = endsWithParent()
+	if err := l.daemon.Start(); err != nil {
+		return fmt.Errorf("starting the daemon: %w", err)
+	}
+	l.exited = make(chan error, 1)
+	go func() { l.exited <- l.daemon.Wait() }()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		st, err := home.ReadState()
+		st, err := l.home.ReadState()
 		if err == nil && st.Phase == cluster.PhaseReady {
-			break
+			return nil
 		}
 		if err == nil && st.Phase == cluster.PhaseFailed {
-			stop()
-			return nil, errors.New(st.Error)
+			return errors.New(st.Error)
 		}
 		select {
-		case err := <-done:
-			stop()
-			return nil, fmt.Errorf("the daemon ended during start-up: %v", err)
+		case err := <-l.exited:
+			l.exited <- err
+			return fmt.Errorf("the daemon ended during start-up (%v); see %s", err, l.home.DaemonLog())
 		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		if time.Now().After(deadline) {
-			stop()
-			return nil, errors.New("the lab was not ready after 5 minutes")
+			return fmt.Errorf("the lab was not ready after 5 minutes; see %s", l.home.DaemonLog())
 		}
 	}
-	env, err := NewEnv(ctx, home)
-	if err != nil {
-		stop()
-		return nil, err
+}
+
+// stop is stop --uninstall, as a user ends a lab on their cluster (reset, stop, uninstall),
+// then the check that their cluster is as it was, then their cluster's end.
+func (l *testLab) stop() error {
+	var progress strings.Builder
+	var err error
+	if l.daemon != nil {
+		ctx := context.Background()
+		err = cluster.Reset(ctx, l.home, &progress)
+		err = errors.Join(err, cluster.Stop(ctx, l.home, time.Minute, &progress))
+		<-l.exited
+		if err == nil {
+			err = cluster.Uninstall(ctx, l.home, &progress)
+		}
+		if err == nil {
+			err = l.theyAreAsBefore()
+		}
+		if err != nil {
+			err = fmt.Errorf("stop --uninstall on their cluster (%s): %w\n%s", l.home, err, progress.String())
+		} else {
+			fmt.Fprintf(os.Stderr, "stop --uninstall left their cluster (%s) as it was:\n%s", l.home, progress.String())
+		}
 	}
-	lab.env, lab.home, lab.exe = env, home, exe
-	return stop, nil
+	return errors.Join(err, l.theirs.Stop())
 }
 
 // theyAreAsBefore compares every API object of their cluster with the snapshot taken before
 // the lab started on it.
-func theyAreAsBefore(theirs *existingtest.Cluster, before *existingtest.Snapshot) error {
-	after, err := theirs.Snapshot(context.Background())
+func (l *testLab) theyAreAsBefore() error {
+	cfg, err := l.theirs.RESTConfig()
 	if err != nil {
 		return err
 	}
-	if diff := existingtest.Diff(before, after); len(diff) > 0 {
+	after, err := existingtest.TakeSnapshot(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	if diff := existingtest.Diff(l.before, after); len(diff) > 0 {
 		return fmt.Errorf("their cluster is not as it was (%d differences):\n  %s", len(diff), strings.Join(diff, "\n  "))
 	}
 	return nil
@@ -176,17 +251,57 @@ func testProvider() string {
 	return karpenter.ProviderAWS
 }
 
-// freshLab resets the shared lab and returns it; it skips the test when there is no lab.
+// freshLab marks the test parallel, takes a lab of the pool for it (until it ends), resets
+// it and returns it; it skips the test when there is no lab.
 func freshLab(t *testing.T) *Env {
 	t.Helper()
-	if lab.env == nil {
-		t.Skipf("no lab: %v", lab.err)
+	if pool.free == nil {
+		t.Skipf("no lab: %v", pool.err)
 	}
+	t.Parallel()
+	start := time.Now()
+	var l *testLab
+	select {
+	case l = <-pool.free:
+	case <-t.Context().Done():
+		t.Fatal("no lab came free before the test ended")
+	}
+	logPhase(t, "queue", time.Since(start))
+	pool.held.Store(t, l)
+	l.env.Timed = func(phase string, took time.Duration) { logPhase(t, phase, took) }
+	t.Cleanup(func() {
+		l.env.Timed = nil
+		pool.held.Delete(t)
+		pool.free <- l
+	})
 	var progress strings.Builder
-	if err := cluster.Reset(t.Context(), lab.home, &progress); err != nil {
+	start = time.Now()
+	if err := cluster.Reset(t.Context(), l.home, &progress); err != nil {
 		t.Fatalf("resetting the lab: %v\n%s", err, progress.String())
 	}
-	return lab.env
+	logPhase(t, "reset", time.Since(start))
+	return l.env
+}
+
+// shareLab lets subtest sub use the lab its parent holds.
+func shareLab(parent, sub *testing.T) {
+	pool.held.Store(sub, labOf(parent))
+	sub.Cleanup(func() { pool.held.Delete(sub) })
+}
+
+// labOf is the lab t holds (freshLab).
+func labOf(t *testing.T) *testLab {
+	t.Helper()
+	l, ok := pool.held.Load(t)
+	if !ok {
+		t.Fatal("the test holds no lab: call freshLab first")
+	}
+	return l.(*testLab)
+}
+
+// logPhase says how long a phase of the test took, in the form .ci/testtimes tables.
+func logPhase(t *testing.T, phase string, took time.Duration) {
+	t.Logf("phase: %s %s", phase, took.Round(10*time.Millisecond))
 }
 
 // testOut collects a test's progress output, shown only when it fails.
@@ -196,7 +311,7 @@ func testOut(t *testing.T) io.Writer {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("progress:\n%s", b.String())
-			t.Logf("Karpenter's last lines (debug left out):\n%s", karpenterTail(40))
+			t.Logf("Karpenter's last lines (debug left out):\n%s", karpenterTail(t, 40))
 		}
 	})
 	return &b
@@ -204,11 +319,12 @@ func testOut(t *testing.T) io.Writer {
 
 // karpenterTail is the end of the lab's Karpenter log without its debug lines: why a
 // staging stalled is usually there.
-func karpenterTail(n int) string {
-	if lab.home == "" {
+func karpenterTail(t *testing.T, n int) string {
+	l, ok := pool.held.Load(t)
+	if !ok {
 		return ""
 	}
-	b, err := os.ReadFile(lab.home.KarpenterLog())
+	b, err := os.ReadFile(l.(*testLab).home.KarpenterLog())
 	if err != nil {
 		return err.Error()
 	}
@@ -291,13 +407,14 @@ func runScript(t *testing.T, path string) string {
 // lab's kubeconfig and credentials in the environment. args are $2, ...
 func runShell(t *testing.T, awsDir, script string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", `eval "$(cat "$1")"; ` + script, "sh", lab.home.EnvFile()}, args...)...)
+	home := labOf(t).home
+	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", `eval "$(cat "$1")"; ` + script, "sh", home.EnvFile()}, args...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "KUBECONFIG=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(lab.exe)+":"+awsDir+":/usr/bin:/bin", "KARPLAB_HOME="+string(lab.home), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(pool.exe)+":"+awsDir+":/usr/bin:/bin", "KARPLAB_HOME="+string(home), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

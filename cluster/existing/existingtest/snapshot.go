@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // Snapshot is every API object of the cluster, by "resource.group namespace/name", as JSON
@@ -32,11 +33,16 @@ type Event struct {
 
 // Snapshot reads every listable resource of the cluster.
 func (c *Cluster) Snapshot(ctx context.Context) (*Snapshot, error) {
-	disco, err := discovery.NewDiscoveryClientForConfig(c.cp.RESTConfig())
+	return TakeSnapshot(ctx, c.cp.RESTConfig())
+}
+
+// TakeSnapshot reads every listable resource of the cluster cfg reaches.
+func TakeSnapshot(ctx context.Context, cfg *rest.Config) (*Snapshot, error) {
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(c.cp.RESTConfig())
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
