@@ -121,12 +121,14 @@ func checkSurgeRehearsed(g *Grading) Check {
 }
 
 // claimCapacity is what Karpenter counts against a pool's limits for each NodeClaim: its
-// status.capacity once launched, from the moment it was created (in flight) until it was
-// deleted.
+// status.capacity once launched, from the moment it was created (in flight) until its
+// deletion was requested. Karpenter's scheduler counts only NodeClaims that are not being
+// deleted, so a consolidation or drift replacement may launch while the NodeClaim it
+// replaces still drains; that overlap is Karpenter's design, not a missing limit.
 type claimCapacity struct {
 	name        string
 	created     time.Time
-	deleted     *time.Time
+	deleted     *time.Time // deletion requested (or, if never seen requested, done)
 	cpu, memory resource.Quantity
 }
 
@@ -142,9 +144,14 @@ func poolClaims(g *Grading, pool string) []claimCapacity {
 			if q, ok := nc.Status.Capacity[corev1.ResourceCPU]; ok {
 				c.cpu, c.memory = q, nc.Status.Capacity[corev1.ResourceMemory]
 			}
+			if t := nc.DeletionTimestamp; t != nil && c.deleted == nil {
+				c.deleted = &t.Time
+			}
 		}
 		if c.name != "" {
-			c.deleted = v.Deleted
+			if c.deleted == nil || (v.Deleted != nil && v.Deleted.Before(*c.deleted)) {
+				c.deleted = v.Deleted
+			}
 			out = append(out, c)
 		}
 	}
