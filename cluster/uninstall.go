@@ -70,12 +70,30 @@ func Uninstall(ctx context.Context, h Home, status io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := deleteEventsAbout(ctx, kube, entries, status); err != nil {
+	swept := time.Now()
+	n, err := deleteEventsAbout(ctx, kube, entries)
+	if err != nil {
 		return err
 	}
 	if _, err := installs.Remove(ctx, dyn, entries, status, 2*time.Minute); err != nil {
 		return err
 	}
+	// The cluster's node lifecycle controller notices a deleted Node at its next monitor pass
+	// (every 5 s by default) and only then writes its RemovingNode event: sweep again once a
+	// whole pass has gone by since the last sweep, until one finds nothing more.
+	for more := n; more > 0 || time.Since(swept) < nodeMonitorPass; {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Until(swept.Add(nodeMonitorPass))):
+		}
+		swept = time.Now()
+		if more, err = deleteEventsAbout(ctx, kube, entries); err != nil {
+			return err
+		}
+		n += more
+	}
+	fmt.Fprintf(status, " - deleted %d events about the lab's objects\n", n)
 	for _, f := range []string{h.InstallRecord(), h.BaselineFile(), h.Kubeconfig(), karpenter.LabViewKubeconfig(h.Kubeconfig()), h.EnvFile()} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
@@ -85,9 +103,12 @@ func Uninstall(ctx context.Context, h Home, status io.Writer) error {
 	return nil
 }
 
+// nodeMonitorPass is kube-controller-manager's --node-monitor-period (5 s) with a margin.
+const nodeMonitorPass = 6 * time.Second
+
 // deleteEventsAbout deletes the Events the cluster's own controllers wrote about objects the
-// lab created (a scheduler or node controller event about a lab Node, say).
-func deleteEventsAbout(ctx context.Context, kube kubernetes.Interface, entries []installs.Entry, status io.Writer) error {
+// lab created (a scheduler or node controller event about a lab Node, say) and counts them.
+func deleteEventsAbout(ctx context.Context, kube kubernetes.Interface, entries []installs.Entry) (int, error) {
 	labs, nodes := map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
 		labs[e.UID] = true
@@ -97,7 +118,7 @@ func deleteEventsAbout(ctx context.Context, kube kubernetes.Interface, entries [
 	}
 	events, err := kube.CoreV1().Events("").List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("listing events: %w", err)
+		return 0, fmt.Errorf("listing events: %w", err)
 	}
 	n := 0
 	for _, ev := range events.Items {
@@ -110,6 +131,5 @@ func deleteEventsAbout(ctx context.Context, kube kubernetes.Interface, entries [
 			n++
 		}
 	}
-	fmt.Fprintf(status, " - deleted %d events about the lab's objects\n", n)
-	return nil
+	return n, nil
 }
