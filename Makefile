@@ -19,10 +19,13 @@ start: build
 
 # What CI runs: every package, integration tests included. The karplab binary is built once
 # for every package's tests (KARPLAB_TEST_BINARY); labs goes first, as the longest; the
-# summary ends with the slowest tests and where the labs' time went (.ci/testtimes).
+# summary ends with the slowest tests and where the labs' time went (.ci/testtimes). Then the
+# testcontainers module, a Go module of its own (fakeec2/container), on the Docker engine.
 test: build
 	$(GO) vet ./...
+	$(GO) -C fakeec2/container vet ./...
 	KARPLAB_TEST_BINARY=$(CURDIR)/bin/karplab $(GO) test -count=1 -timeout 45m -json ./labs/ ./... | $(GO) run ./.ci/testtimes -json test-results.json
+	$(GO) -C fakeec2/container test -count=1 -timeout 10m ./...
 
 # Quick loop for development: skips the heavy integration tests.
 test-short:

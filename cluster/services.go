@@ -72,7 +72,10 @@ func Preflight(ctx context.Context, h Home, t Target) error {
 	case "", "embedded":
 		return nil
 	case "kind":
-		return kind.CheckEngine(ctx, "")
+		if err := kind.CheckEngine(ctx, ""); err != nil {
+			return err
+		}
+		return kind.CheckPrivileged(ctx, "")
 	case "existing":
 		cfg, _, err := existing.Load(t.Kubeconfig, t.Context)
 		if err != nil {

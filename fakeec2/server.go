@@ -78,7 +78,6 @@ type Server struct {
 	region, account string
 	k8sVersion      string
 	zones           []zoneInfo
-	bootDelay       time.Duration
 	shutdownDelay   time.Duration
 	retention       time.Duration
 	volumeDelay     time.Duration
@@ -91,6 +90,7 @@ type Server struct {
 	persist *persister
 
 	mu        sync.RWMutex // guards everything below, and pending
+	bootDelay time.Duration
 	pending   []op
 	seq       uint64
 	instances map[string]*instance
@@ -337,6 +337,14 @@ func (s *Server) load() (seeded bool, err error) {
 // Close stops serving (if Serve was called: requests in flight get 5 s, then connections
 // are cut), waits for the state to be written and
 // closes the state file.
+// SetBootDelay sets how long instances launched from now on stay pending (0: none). The
+// provisioning benchmark uses it to measure the lab's overhead without the emulated boot.
+func (s *Server) SetBootDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bootDelay = max(d, 0)
+}
+
 func (s *Server) Close() error {
 	s.httpMu.Lock()
 	srv := s.httpSrv

@@ -191,19 +191,9 @@ func setup() (*testEnv, error) {
 	e.ec2 = ec2Client(e.endpoint, testKey)
 	e.admin = fakeec2.NewAdminClient(e.endpoint)
 
-	e.kubelet, err = kubelet.New(kubelet.Options{RESTConfig: e.rest, EC2: ec2Client(e.endpoint, kubeletKey), ClusterName: "karplab",
-		ManageKWOKProviderNodes: true, Console: e.admin})
-	if err != nil {
+	if err := e.startKubelet(0); err != nil {
 		return e, err
 	}
-	kctx, stopKubelet := context.WithCancel(context.Background())
-	e.stopKubelet, e.kubeletDone = stopKubelet, make(chan struct{})
-	go func() {
-		defer close(e.kubeletDone)
-		if err := e.kubelet.Run(kctx); err != nil {
-			fmt.Fprintf(os.Stderr, "kubelet: %v\n", err)
-		}
-	}()
 
 	if err := e.tellEKS(); err != nil {
 		return e, err
@@ -265,6 +255,30 @@ func (e *testEnv) waitReady(ctx context.Context, url, logFile string) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// startKubelet runs the simulated kubelet fleet, polling EC2 every poll (0: its default),
+// in place of the one running (a benchmark changes the poll).
+func (e *testEnv) startKubelet(poll time.Duration) error {
+	if e.stopKubelet != nil {
+		e.stopKubelet()
+		<-e.kubeletDone
+	}
+	kl, err := kubelet.New(kubelet.Options{RESTConfig: e.rest, EC2: ec2Client(e.endpoint, kubeletKey), ClusterName: "karplab",
+		ManageKWOKProviderNodes: true, Console: e.admin, PollInterval: poll})
+	if err != nil {
+		return err
+	}
+	kctx, stopKubelet := context.WithCancel(context.Background())
+	e.kubelet, e.stopKubelet, e.kubeletDone = kl, stopKubelet, make(chan struct{})
+	done := e.kubeletDone
+	go func() {
+		defer close(done)
+		if err := kl.Run(kctx); err != nil {
+			fmt.Fprintf(os.Stderr, "kubelet: %v\n", err)
+		}
+	}()
+	return nil
 }
 
 // teardown stops everything; keep leaves the state directory (logs) for a failed run.

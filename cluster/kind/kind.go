@@ -1,6 +1,7 @@
 package kind
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -76,18 +77,58 @@ func CheckEngine(ctx context.Context, docker string) error {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, docker, "version", "--format", "{{.Server.Version}}").CombinedOutput()
 	if err != nil {
-		msg := strings.TrimSpace(string(out))
-		if i := strings.LastIndex(msg, "\n"); i >= 0 {
-			msg = msg[i+1:]
-		}
-		return fmt.Errorf("%w: %s; start the Docker engine or use --backend embedded", ErrNoDockerEngine, msg)
+		return fmt.Errorf("%w: %s; start the Docker engine or use --backend embedded", ErrNoDockerEngine, lastLine(out))
 	}
 	return nil
+}
+
+// ErrPrivilegedRefused means the engine will not start a privileged container, and every
+// kind node is one (kind's docker provisioner always runs its nodes --privileged).
+var ErrPrivilegedRefused = errors.New("the Docker engine refuses privileged containers, and every kind node is one")
+
+// probeImage is an empty image CheckPrivileged imports, runs and removes: nothing is pulled.
+const probeImage = "karplab/privileged-probe:empty"
+
+// CheckPrivileged starts a privileged container as kind does for each node, from an empty
+// image imported here, and returns ErrPrivilegedRefused with what the engine said when it
+// refuses. The image holds no program, so an engine that allows it answers that /probe does
+// not exist. Nothing is left behind.
+func CheckPrivileged(ctx context.Context, docker string) error {
+	if docker == "" {
+		docker = "docker"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	imp := exec.CommandContext(ctx, docker, "import", "-", probeImage)
+	imp.Stdin = bytes.NewReader(make([]byte, 1024)) // an empty tar archive: two zero blocks
+	if out, err := imp.CombinedOutput(); err != nil {
+		return fmt.Errorf("importing an empty probe image (docker import): %s: %w", lastLine(out), err)
+	}
+	defer exec.Command(docker, "rmi", probeImage).Run() //nolint:errcheck // best effort: an empty image
+	out, err := exec.CommandContext(ctx, docker, "run", "--rm", "--privileged", "--network", "none", probeImage, "/probe").CombinedOutput()
+	if err == nil || (strings.Contains(string(out), "/probe") && strings.Contains(string(out), "no such file or directory")) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s; use --backend embedded", ErrPrivilegedRefused, lastLine(out))
+}
+
+// lastLine is the last non-empty line of a command's output, without docker's usage hint.
+func lastLine(out []byte) string {
+	var last string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Run 'docker") {
+			last = l
+		}
+	}
+	return last
 }
 
 // Start implements backend.Backend: it creates the kind cluster, or reuses it when it exists.
 func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Writer) error {
 	if err := CheckEngine(ctx, b.opts.Docker); err != nil {
+		return err
+	}
+	if err := CheckPrivileged(ctx, b.opts.Docker); err != nil {
 		return err
 	}
 	b.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker())

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -82,28 +81,21 @@ func runEC2Serve(c *cli.Context, f *ec2ServeFlags) error {
 	// Catch signals before announcing the address: whoever reads it may signal at once.
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	l, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		srv.Close()
-		return &exitError{code: ExitError, err: fmt.Errorf("listening on %s: %w", f.addr, err)}
-	}
 	state := f.state
 	if state == "" {
 		state = "in memory"
 	}
-	fmt.Fprintf(c.App.ErrWriter, "fakeec2: serving EC2 (%s) at http://%s (state: %s); admin API at http://%s/_karplab/\n",
-		f.region, l.Addr(), state, l.Addr())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	select {
-	case err := <-served:
-		cerr := srv.Close()
-		return errors.Join(err, cerr)
-	case <-ctx.Done():
+	listening := false
+	err = srv.ListenAndServe(ctx, f.addr, func(addr net.Addr) {
+		listening = true
+		fmt.Fprintf(c.App.ErrWriter, "fakeec2: serving EC2 (%s) at http://%s (state: %s); admin API at http://%s/_karplab/\n",
+			f.region, addr, state, addr)
+	})
+	if ctx.Err() != nil {
+		fmt.Fprintln(c.App.ErrWriter, "fakeec2: shut down")
 	}
-	fmt.Fprintln(c.App.ErrWriter, "fakeec2: shutting down")
-	if err := srv.Close(); err != nil {
-		return fmt.Errorf("stopping the EC2 emulator: %w", err)
+	if err != nil && !listening { // the address: a usage or environment error
+		return &exitError{code: ExitError, err: err}
 	}
-	return <-served
+	return err
 }
