@@ -50,8 +50,8 @@ func tagsByType(specs []tagSpec, allowed map[string]bool) (map[string][]Tag, *AP
 			return nil, errInvalidValue("'%s' is not a valid taggable resource type for this operation.", ts.ResourceType)
 		}
 		for _, t := range ts.Tags {
-			if strings.HasPrefix(strings.ToLower(t.Key), "aws:") {
-				return nil, errInvalidValue("Tag keys starting with 'aws:' are reserved for internal use")
+			if isSystemTag(t.Key) {
+				return nil, errReservedTag()
 			}
 		}
 		out[ts.ResourceType] = setTags(out[ts.ResourceType], ts.Tags)
@@ -311,6 +311,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 	resID := s.newID("r")
 	zoneID, _ := s.zoneID(spec.subnet.Zone)
 	price := s.price(spec.instanceType, spec.subnet.Zone, spec.capacityType)
+	instSys, volSys := launchSystemTags(spec)
 	var out []*instance
 	for i := 0; i < spec.count; i++ {
 		in := &instance{
@@ -321,7 +322,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 			IAMProfileArn: spec.iamArn, IAMProfileID: spec.iamID, Metadata: spec.metadata, UserData: spec.userData,
 			CapacityType: spec.capacityType, LaunchTemplateID: spec.templateID, LaunchTemplateName: spec.templateName,
 			LaunchTemplateVersion: spec.templateVersion, FleetID: spec.fleetID, ClientToken: spec.clientToken,
-			LaunchIndex: i, Tags: setTags(nil, spec.tags["instance"]), State: statePending,
+			LaunchIndex: i, Tags: setTags(spec.tags["instance"], instSys), State: statePending,
 			LaunchTime: now, RunningAt: now.Add(s.bootDelay), PricePerHour: price,
 		}
 		if spec.capacityType == "spot" {
@@ -345,7 +346,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 				Seq: s.nextSeq(), ID: s.newID("vol"), Zone: spec.subnet.Zone, ZoneID: zoneID, Type: d.Type,
 				SizeGiB: d.SizeGiB, Iops: d.Iops, Throughput: d.Throughput, Encrypted: d.Encrypted, KMSKeyID: d.KMSKeyID,
 				SnapshotID: d.SnapshotID, State: "in-use", CreateTime: now, InstanceID: in.ID, Device: d.Device,
-				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now, Tags: setTags(nil, spec.tags["volume"]),
+				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now, Tags: setTags(spec.tags["volume"], volSys),
 			}
 			s.volumes[v.ID] = v
 			s.save(bucketVolumes, v.ID, v)

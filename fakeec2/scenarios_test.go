@@ -2,6 +2,7 @@ package fakeec2_test
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ import (
 func TestIntegrationTagPropagation(t *testing.T) {
 	e := newEnv(t)
 	subnets, groups, amd64, _ := e.discover()
-	e.createTemplate("tags", amd64, groups, true, ec2types.LaunchTemplateHttpTokensStateRequired)
+	ltID := e.createTemplate("tags", amd64, groups, true, ec2types.LaunchTemplateHttpTokensStateRequired)
 	out, err := e.fleet(e.ec2, "tags", "spot", []ec2types.FleetLaunchTemplateOverridesRequest{override("m5.large", subnets[0])},
 		[]ec2types.Tag{{Key: aws.String("karpenter.sh/nodeclaim"), Value: aws.String("nc-1")}, {Key: aws.String("owner"), Value: aws.String("lab")}})
 	e.must(err)
@@ -30,15 +31,25 @@ func TestIntegrationTagPropagation(t *testing.T) {
 	if in.InstanceLifecycle != ec2types.InstanceLifecycleTypeSpot || aws.ToString(in.SpotInstanceRequestId) == "" {
 		t.Errorf("spot instance lifecycle %q request %q", in.InstanceLifecycle, aws.ToString(in.SpotInstanceRequestId))
 	}
+	// EC2 adds its own tags: the template and version, and the fleet, that launched it.
+	system := map[string]string{"aws:ec2launchtemplate:id": ltID, "aws:ec2launchtemplate:version": "1", "aws:ec2:fleet-id": aws.ToString(out.FleetId)}
 	wantInstance := map[string]string{"application": "ziba", "environment": "production", "owner": "lab",
 		"karpenter.sh/nodepool": "ziba-general", "karpenter.sh/nodeclaim": "nc-1"}
+	maps.Copy(wantInstance, system)
 	if diff := cmp.Diff(wantInstance, tagMap(in.Tags)); diff != "" {
 		t.Errorf("instance tags: request tags override template tags (-want +got):\n%s", diff)
 	}
 	vols, err := e.ec2.DescribeVolumes(e.ctx, &ec2.DescribeVolumesInput{Filters: []ec2types.Filter{f("tag:karpenter.sh/nodeclaim", "nc-1")}})
 	e.must(err)
-	if len(vols.Volumes) != 1 || tagMap(vols.Volumes[0].Tags)["application"] != "ziba" {
-		t.Errorf("volume tags: %+v", vols.Volumes)
+	if len(vols.Volumes) != 1 || tagMap(vols.Volumes[0].Tags)["application"] != "ziba" ||
+		tagMap(vols.Volumes[0].Tags)["aws:ec2launchtemplate:id"] != ltID || tagMap(vols.Volumes[0].Tags)["aws:ec2:fleet-id"] != "" {
+		t.Errorf("volume tags (the template's system tags, not the fleet's): %+v", vols.Volumes)
+	}
+	// Investigators find what a fleet launched by its system tag.
+	byFleet, err := e.ec2.DescribeInstances(e.ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{f("tag:aws:ec2:fleet-id", aws.ToString(out.FleetId))}})
+	e.must(err)
+	if len(byFleet.Reservations) != 1 || aws.ToString(byFleet.Reservations[0].Instances[0].InstanceId) != id {
+		t.Errorf("instances of fleet %s by tag:aws:ec2:fleet-id: %+v", aws.ToString(out.FleetId), byFleet.Reservations)
 	}
 	enis, err := e.ec2.DescribeNetworkInterfaces(e.ctx, &ec2.DescribeNetworkInterfacesInput{Filters: []ec2types.Filter{f("tag:application", "ziba")}})
 	e.must(err)
@@ -68,8 +79,24 @@ func TestIntegrationTagPropagation(t *testing.T) {
 	}
 	want := map[string]string{"application": "ziba", "owner": "platform", "karpenter.sh/nodepool": "ziba-general",
 		"karpenter.sh/nodeclaim": "nc-1", "Name": "ip-10-0-0-4.eu-west-2.compute.internal"}
+	maps.Copy(want, system)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tags after CreateTags/DeleteTags (-want +got):\n%s", diff)
+	}
+	// Nobody but AWS writes or deletes an aws: tag; DeleteTags without tags keeps AWS's own.
+	for name, call := range map[string]func() error{
+		"CreateTags": func() error {
+			_, err := e.ec2.CreateTags(e.ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: []ec2types.Tag{{Key: aws.String("aws:ec2:fleet-id"), Value: aws.String("fleet-mine")}}})
+			return err
+		},
+		"DeleteTags": func() error {
+			_, err := e.ec2.DeleteTags(e.ctx, &ec2.DeleteTagsInput{Resources: []string{id}, Tags: []ec2types.Tag{{Key: aws.String("aws:ec2launchtemplate:id")}}})
+			return err
+		},
+	} {
+		if code := errCode(call()); code != "InvalidParameterValue" {
+			t.Errorf("%s of an aws: tag: code %q, want InvalidParameterValue", name, code)
+		}
 	}
 	bill, err := e.admin.Billing(e.ctx)
 	e.must(err)
@@ -82,6 +109,11 @@ func TestIntegrationTagPropagation(t *testing.T) {
 	e.must(err)
 	if len(byKey.Tags) != 4 {
 		t.Errorf("discovery tags: %d, want 3 subnets + 1 group", len(byKey.Tags))
+	}
+	_, err = e.ec2.DeleteTags(e.ctx, &ec2.DeleteTagsInput{Resources: []string{id}})
+	e.must(err)
+	if diff := cmp.Diff(system, tagMap(e.describe(id)[0].Tags)); diff != "" {
+		t.Errorf("after DeleteTags with no tags, AWS's own stay (-want +got):\n%s", diff)
 	}
 }
 

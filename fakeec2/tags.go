@@ -116,7 +116,50 @@ func (s *Server) allTaggables() []*taggable {
 	return out
 }
 
+// maxTagsPerResource bounds the tags a user puts on a resource; AWS's own (aws:...) are
+// not counted.
 const maxTagsPerResource = 50
+
+// System tags EC2 itself puts on what a launch template or an EC2 Fleet launched. Nobody
+// else may write or delete a tag with the aws: prefix.
+const (
+	TagLaunchTemplateID      = "aws:ec2launchtemplate:id"
+	TagLaunchTemplateVersion = "aws:ec2launchtemplate:version"
+	TagFleetID               = "aws:ec2:fleet-id"
+)
+
+func isSystemTag(key string) bool { return strings.HasPrefix(strings.ToLower(key), "aws:") }
+
+func errReservedTag() *APIError {
+	return errInvalidValue("Tag keys starting with 'aws:' are reserved for internal use")
+}
+
+// systemTags is the aws:-prefixed part of tags.
+func systemTags(tags []Tag) []Tag {
+	var out []Tag
+	for _, t := range tags {
+		if isSystemTag(t.Key) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// userTags counts the tags that are not AWS's own.
+func userTags(tags []Tag) int { return len(tags) - len(systemTags(tags)) }
+
+// launchSystemTags are the tags EC2 adds to an instance (and, for the template's, its
+// volumes) launched from a template or by a fleet.
+func launchSystemTags(spec *launchSpec) (instance, volume []Tag) {
+	if spec.templateID != "" {
+		volume = []Tag{{Key: TagLaunchTemplateID, Value: spec.templateID}, {Key: TagLaunchTemplateVersion, Value: spec.templateVersion}}
+	}
+	instance = volume
+	if spec.fleetID != "" {
+		instance = append(append([]Tag(nil), volume...), Tag{Key: TagFleetID, Value: spec.fleetID})
+	}
+	return instance, volume
+}
 
 func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 	ids := c.q.strs("ResourceId")
@@ -131,8 +174,8 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 		return nil, errMissing("Tag")
 	}
 	for _, t := range tags {
-		if strings.HasPrefix(strings.ToLower(t.Key), "aws:") {
-			return nil, errInvalidValue("Tag keys starting with 'aws:' are reserved for internal use")
+		if isSystemTag(t.Key) {
+			return nil, errReservedTag()
 		}
 		if t.Key == "" || len(t.Key) > 128 || len(t.Value) > 256 {
 			return nil, errInvalidValue("Tag key must be 1-128 characters and value at most 256 characters")
@@ -145,7 +188,7 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 			if e != nil {
 				return e
 			}
-			if len(setTags(*t.tags, tags)) > maxTagsPerResource {
+			if userTags(setTags(*t.tags, tags)) > maxTagsPerResource {
 				return badRequest(CodeTagLimitExceeded, "The maximum number of tags for resource '%s' has been reached.", id)
 			}
 			targets = append(targets, t)
@@ -180,6 +223,9 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 		if !t.has("Key") {
 			return nil, errMissing("Tag.Key")
 		}
+		if isSystemTag(t.str("Key")) {
+			return nil, errReservedTag()
+		}
 		dels = append(dels, tagDeletion{Key: t.str("Key"), Value: t.str("Value"), HasValue: t.has("Value")})
 	}
 	aerr := s.mutate(c, func() *APIError {
@@ -195,7 +241,7 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, t := range targets {
-			next := []Tag(nil) // no Tag parameter: delete every tag
+			next := systemTags(*t.tags) // no Tag parameter: delete every tag but AWS's own
 			if len(dels) > 0 {
 				next = deleteTags(*t.tags, dels)
 			}

@@ -366,7 +366,11 @@ func checkNoLeaks(ev *evidence.Evidence) Check {
 	}
 	var ids []string
 	for _, l := range ev.Leaks {
-		ids = append(ids, fmt.Sprintf("%s (nodeclaim tag %q, since %s, $%.6f so far)", l.InstanceID, l.NodeClaim, l.Since.Local().Format(time.TimeOnly), l.CostUSD))
+		by := ""
+		if l.FleetID != "" {
+			by = ", launched by " + l.FleetID
+		}
+		ids = append(ids, fmt.Sprintf("%s (nodeclaim tag %q%s, since %s, $%.6f so far)", l.InstanceID, l.NodeClaim, by, l.Since.Local().Format(time.TimeOnly), l.CostUSD))
 	}
 	return fail(id, title, fmt.Sprintf("%d instances run with no NodeClaim", len(ev.Leaks)),
 		"aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=... and kubectl get nodeclaims: terminate what nothing claims.", ids...)

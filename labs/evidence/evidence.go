@@ -120,28 +120,32 @@ type NodeRow struct {
 
 // InstanceRow is one EC2 instance with its disks, network interface and bill.
 type InstanceRow struct {
-	ID           string            `json:"id"`
-	Type         string            `json:"type"`
-	Zone         string            `json:"zone"`
-	CapacityType string            `json:"capacityType"`
-	State        string            `json:"state"`
-	SubnetID     string            `json:"subnetId,omitempty"`
-	PrivateDNS   string            `json:"privateDNS,omitempty"`
-	ImageID      string            `json:"imageId,omitempty"`
-	HTTPTokens   string            `json:"httpTokens,omitempty"`
-	LaunchTime   time.Time         `json:"launchTime"`
-	LaunchedBy   string            `json:"launchedBy,omitempty"`
-	LaunchCall   string            `json:"launchCall,omitempty"` // action and request ID
-	TerminatedAt *time.Time        `json:"terminatedAt,omitempty"`
-	TerminatedBy string            `json:"terminatedBy,omitempty"`
-	NodeClaim    string            `json:"nodeClaim,omitempty"` // its karpenter.sh/nodeclaim tag
-	NodePool     string            `json:"nodePool,omitempty"`
-	Tags         map[string]string `json:"tags"`
-	Volumes      []VolumeRow       `json:"volumes"`
-	ENIs         []ENIRow          `json:"enis"`
-	PricePerHour float64           `json:"pricePerHour"`
-	CostUSD      float64           `json:"costUSD"`
-	BilledUntil  *time.Time        `json:"billedUntil,omitempty"`
+	ID           string     `json:"id"`
+	Type         string     `json:"type"`
+	Zone         string     `json:"zone"`
+	CapacityType string     `json:"capacityType"`
+	State        string     `json:"state"`
+	SubnetID     string     `json:"subnetId,omitempty"`
+	PrivateDNS   string     `json:"privateDNS,omitempty"`
+	ImageID      string     `json:"imageId,omitempty"`
+	HTTPTokens   string     `json:"httpTokens,omitempty"`
+	LaunchTime   time.Time  `json:"launchTime"`
+	LaunchedBy   string     `json:"launchedBy,omitempty"`
+	LaunchCall   string     `json:"launchCall,omitempty"` // action and request ID
+	TerminatedAt *time.Time `json:"terminatedAt,omitempty"`
+	TerminatedBy string     `json:"terminatedBy,omitempty"`
+	NodeClaim    string     `json:"nodeClaim,omitempty"` // its karpenter.sh/nodeclaim tag
+	NodePool     string     `json:"nodePool,omitempty"`
+	// FleetID and LaunchTemplate (ID:version) come from the system tags EC2 puts on what a
+	// fleet or a template launched: which CreateFleet made it, even once the call is gone.
+	FleetID        string            `json:"fleetId,omitempty"`
+	LaunchTemplate string            `json:"launchTemplate,omitempty"`
+	Tags           map[string]string `json:"tags"`
+	Volumes        []VolumeRow       `json:"volumes"`
+	ENIs           []ENIRow          `json:"enis"`
+	PricePerHour   float64           `json:"pricePerHour"`
+	CostUSD        float64           `json:"costUSD"`
+	BilledUntil    *time.Time        `json:"billedUntil,omitempty"`
 }
 
 // VolumeRow is one EBS volume launched with an instance.
@@ -223,6 +227,7 @@ func deniedPods(ev *Evidence) []DeniedPod {
 type Leak struct {
 	InstanceID string    `json:"instanceId"`
 	NodeClaim  string    `json:"nodeClaim,omitempty"` // the tag names a NodeClaim that is gone
+	FleetID    string    `json:"fleetId,omitempty"`   // the fleet that launched it (its system tag)
 	Since      time.Time `json:"since"`
 	CostUSD    float64   `json:"costUSD"`
 }
@@ -562,6 +567,10 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 			row.HTTPTokens = string(in.MetadataOptions.HttpTokens)
 		}
 		row.NodeClaim, row.NodePool = row.Tags["karpenter.sh/nodeclaim"], row.Tags["karpenter.sh/nodepool"]
+		row.FleetID = row.Tags[fakeec2.TagFleetID]
+		if lt := row.Tags[fakeec2.TagLaunchTemplateID]; lt != "" {
+			row.LaunchTemplate = lt + ":" + row.Tags[fakeec2.TagLaunchTemplateVersion]
+		}
 		if l, ok := ledger[id]; ok {
 			row.PricePerHour, row.CostUSD, row.BilledUntil = l.PricePerHour, l.AccruedUSD, l.Stopped
 		}
@@ -688,7 +697,7 @@ func findLeaks(ev *Evidence, h *History) []Leak {
 		if t := gone[in.NodeClaim]; t != nil && t.After(since) {
 			since = *t
 		}
-		leaks = append(leaks, Leak{InstanceID: in.ID, NodeClaim: in.NodeClaim, Since: since, CostUSD: in.CostUSD})
+		leaks = append(leaks, Leak{InstanceID: in.ID, NodeClaim: in.NodeClaim, FleetID: in.FleetID, Since: since, CostUSD: in.CostUSD})
 	}
 	return leaks
 }

@@ -74,7 +74,7 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 		p("\nLEAKED INSTANCE\tNODECLAIM TAG\tLEAKED SINCE\tCOST\n")
 		for _, l := range ev.Leaks {
 			since := l.Since
-			p("%s\t%s\t%s\t$%.6f\n", l.InstanceID, dash(l.NodeClaim), rel(&since), l.CostUSD)
+			p("%s\t%s\t%s\t$%.6f\n", l.InstanceID, dash(l.NodeClaim)+launchedBy(l.FleetID), rel(&since), l.CostUSD)
 		}
 	}
 	if len(ev.Unattached) > 0 {
@@ -186,4 +186,12 @@ func (ev *Evidence) writeLabClock(w io.Writer) {
 			s.From.Local().Format(time.DateTime), s.To.Local().Format(time.DateTime))
 	}
 	fmt.Fprintln(w)
+}
+
+// launchedBy names the fleet that launched an instance, when its system tag says.
+func launchedBy(fleetID string) string {
+	if fleetID == "" {
+		return ""
+	}
+	return " (fleet " + fleetID + ")"
 }
