@@ -80,18 +80,21 @@ func Uninstall(ctx context.Context, h Home, status io.Writer) error {
 	}
 	// The cluster's node lifecycle controller notices a deleted Node at its next monitor pass
 	// (every 5 s by default) and only then writes its RemovingNode event: sweep again once a
-	// whole pass has gone by since the last sweep, until one finds nothing more.
-	for more := n; more > 0 || time.Since(swept) < nodeMonitorPass; {
+	// whole pass has gone by since the last sweep, until one finds nothing more (ten at most).
+	for round := 0; round < 10; round++ {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(time.Until(swept.Add(nodeMonitorPass))):
 		}
 		swept = time.Now()
-		if more, err = deleteEventsAbout(ctx, kube, entries); err != nil {
+		more, err := deleteEventsAbout(ctx, kube, entries)
+		if err != nil {
 			return err
 		}
-		n += more
+		if n += more; more == 0 {
+			break
+		}
 	}
 	fmt.Fprintf(status, " - deleted %d events about the lab's objects\n", n)
 	for _, f := range []string{h.InstallRecord(), h.BaselineFile(), h.Kubeconfig(), karpenter.LabViewKubeconfig(h.Kubeconfig()), h.EnvFile()} {
