@@ -256,12 +256,19 @@ func checkWithinLimits(g *Grading, pool string) Check {
 		cpu, mem  int64
 		instances int
 	}
+	// An instance counts until it terminates, or earlier once Karpenter stopped counting its
+	// NodeClaim (a disruption replacement overlaps the machine it replaces: claimsLeft).
+	left := claimsLeft(g)
 	var edges []edge
 	for _, in := range g.Evidence.InstancesOfPool(pool) {
 		cpu, mem := instanceCapacity(in.Type)
 		edges = append(edges, edge{in.LaunchTime, cpu, mem, 1})
-		if in.TerminatedAt != nil {
-			edges = append(edges, edge{*in.TerminatedAt, -cpu, -mem, -1})
+		end := in.TerminatedAt
+		if t, ok := left[in.NodeClaim]; ok && in.NodeClaim != "" && (end == nil || t.Before(*end)) {
+			end = &t
+		}
+		if end != nil {
+			edges = append(edges, edge{*end, -cpu, -mem, -1})
 		}
 	}
 	sort.Slice(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/fakeec2/budgets"
@@ -121,18 +122,17 @@ func checkSurgeRehearsed(g *Grading) Check {
 }
 
 // claimCapacity is what Karpenter counts against a pool's limits for each NodeClaim: its
-// status.capacity once launched, from the moment it was created (in flight) until its
-// deletion was requested. Karpenter's scheduler counts only NodeClaims that are not being
-// deleted, so a consolidation or drift replacement may launch while the NodeClaim it
-// replaces still drains; that overlap is Karpenter's design, not a missing limit.
+// status.capacity once launched, from the moment it was created (in flight) until it leaves
+// the count (claimsLeft).
 type claimCapacity struct {
 	name        string
 	created     time.Time
-	deleted     *time.Time // deletion requested (or, if never seen requested, done)
+	deleted     *time.Time // when it left the count
 	cpu, memory resource.Quantity
 }
 
 func poolClaims(g *Grading, pool string) []claimCapacity {
+	left := claimsLeft(g)
 	var out []claimCapacity
 	for _, v := range g.hist.NodeClaims {
 		var c claimCapacity
@@ -144,15 +144,43 @@ func poolClaims(g *Grading, pool string) []claimCapacity {
 			if q, ok := nc.Status.Capacity[corev1.ResourceCPU]; ok {
 				c.cpu, c.memory = q, nc.Status.Capacity[corev1.ResourceMemory]
 			}
-			if t := nc.DeletionTimestamp; t != nil && c.deleted == nil {
-				c.deleted = &t.Time
-			}
 		}
 		if c.name != "" {
-			if c.deleted == nil || (v.Deleted != nil && v.Deleted.Before(*c.deleted)) {
-				c.deleted = v.Deleted
+			if t, ok := left[c.name]; ok {
+				c.deleted = &t
 			}
 			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// claimsLeft is, for each NodeClaim, when Karpenter stopped counting it against its pool's
+// limits: when it marked it for disruption (the DisruptionReason condition), asked for its
+// deletion or saw it gone, whichever came first. Karpenter's scheduler counts only
+// NodeClaims not marked for deletion, so a consolidation or drift replacement launches while
+// the NodeClaim it replaces still runs and drains; that overlap is Karpenter's design, not a
+// limit that failed.
+func claimsLeft(g *Grading) map[string]time.Time {
+	out := map[string]time.Time{}
+	note := func(name string, t time.Time) {
+		if prev, ok := out[name]; !ok || t.Before(prev) {
+			out[name] = t
+		}
+	}
+	for _, v := range g.hist.NodeClaims {
+		for _, nc := range v.States {
+			if nc.DeletionTimestamp != nil {
+				note(nc.Name, nc.DeletionTimestamp.Time)
+			}
+			for _, c := range nc.Status.Conditions {
+				if c.Type == karpv1.ConditionTypeDisruptionReason && c.Status == metav1.ConditionTrue {
+					note(nc.Name, c.LastTransitionTime.Time)
+				}
+			}
+			if v.Deleted != nil {
+				note(nc.Name, *v.Deleted)
+			}
 		}
 	}
 	return out
