@@ -43,6 +43,7 @@ func init() {
 		"DescribeInstances":             {fn: (*Server).describeInstances},
 		"DescribeInstanceStatus":        {fn: (*Server).describeInstanceStatus},
 		"DescribeInstanceAttribute":     {fn: (*Server).describeInstanceAttribute},
+		"ModifyInstanceAttribute":       {fn: (*Server).modifyInstanceAttribute, mutating: true},
 		"CreateFleet":                   {fn: (*Server).createFleet, mutating: true},
 		"RebootInstances":               {fn: (*Server).rebootInstances, mutating: true},
 		"StopInstances":                 {fn: (*Server).stopInstances, mutating: true},

@@ -350,11 +350,8 @@ func (s *Server) deleteVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if v.InstanceID != "" {
-			return badRequest("VolumeInUse", "Volume %s is currently attached to %s", vid, v.InstanceID)
-		}
-		if v.State != volAvailable {
-			return badRequest(CodeIncorrectState, "The volume '%s' is '%s'.", vid, v.State)
+		if e := refuse(volumeRefusals, "DeleteVolume", v); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()

@@ -240,8 +240,8 @@ func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *APIError) {
 		if n == nil {
 			return errENINotFound(id)
 		}
-		if n.InstanceID != "" {
-			return badRequest("InvalidNetworkInterface.InUse", "The network interface '%s' is currently in use.", id)
+		if e := refuse(interfaceRefusals, "DeleteNetworkInterface", n); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()

@@ -38,6 +38,7 @@ type launchSpec struct {
 	tags                                      map[string][]Tag // by resource type
 	templateID, templateName, templateVersion string
 	fleetID, clientToken                      string
+	noTerminate, noStop                       bool // termination and stop protection
 }
 
 // Resource types a launch may tag.
@@ -62,7 +63,8 @@ func tagsByType(specs []tagSpec, allowed map[string]bool) (map[string][]Tag, *AP
 // resolveLaunch validates a launch and fills in defaults as EC2 does. subnetID and zone
 // come from the request, an override or the template. It changes nothing. Callers hold s.mu.
 func (s *Server) resolveLaunch(caller string, d launchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *APIError) {
-	spec := &launchSpec{caller: caller, count: count, userData: d.UserData, keyName: d.KeyName}
+	spec := &launchSpec{caller: caller, count: count, userData: d.UserData, keyName: d.KeyName,
+		noTerminate: d.DisableAPITerm != nil && *d.DisableAPITerm, noStop: d.DisableAPIStop != nil && *d.DisableAPIStop}
 	var err *APIError
 	if spec.image, spec.instanceType, err = s.resolveImageType(d); err != nil {
 		return nil, err
@@ -324,6 +326,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 			LaunchTemplateVersion: spec.templateVersion, FleetID: spec.fleetID, ClientToken: spec.clientToken,
 			LaunchIndex: i, Tags: setTags(spec.tags["instance"], instSys), State: statePending,
 			LaunchTime: now, RunningAt: now.Add(s.bootDelay), PricePerHour: price,
+			DisableAPITermination: spec.noTerminate, DisableAPIStop: spec.noStop,
 		}
 		if spec.capacityType == "spot" {
 			in.SpotRequestID = s.newID("sir")
@@ -532,6 +535,11 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 	aerr := s.mutate(c, func() *APIError {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return e
+		}
+		for _, id := range ids {
+			if e := refuse(instanceRefusals, "TerminateInstances", s.instances[id]); e != nil {
+				return e
+			}
 		}
 		if c.dryRun {
 			return errDryRun()
@@ -1063,9 +1071,9 @@ func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *APIError) {
 	case "instanceInitiatedShutdownBehavior":
 		resp.ShutdownBehavior = &xmlValue{Value: "terminate"}
 	case "disableApiTermination":
-		resp.DisableAPITerm = &xmlBoolValue{}
+		resp.DisableAPITerm = &xmlBoolValue{Value: in.DisableAPITermination}
 	case "disableApiStop":
-		resp.DisableAPIStop = &xmlBoolValue{}
+		resp.DisableAPIStop = &xmlBoolValue{Value: in.DisableAPIStop}
 	case "ebsOptimized":
 		resp.EbsOptimized = &xmlBoolValue{Value: true}
 	case "enaSupport":

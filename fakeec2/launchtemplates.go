@@ -37,10 +37,15 @@ func parseLaunchData(q *query, prefix string) (launchData, *APIError) {
 	} else if ok {
 		d.Monitoring = &v
 	}
-	if v, ok, err := q.boolean("EbsOptimized"); err != nil {
-		return d, err
-	} else if ok {
-		d.EbsOptimized = &v
+	for _, b := range []struct {
+		name string
+		dst  **bool
+	}{{"EbsOptimized", &d.EbsOptimized}, {"DisableApiTermination", &d.DisableAPITerm}, {"DisableApiStop", &d.DisableAPIStop}} {
+		if v, ok, err := q.boolean(b.name); err != nil {
+			return d, err
+		} else if ok {
+			*b.dst = &v
+		}
 	}
 	for i, m := range q.list("BlockDeviceMapping") {
 		bd, err := parseBlockDevice(m, fmt.Sprintf("%sBlockDeviceMapping.%d", prefix, i+1))
@@ -182,8 +187,10 @@ func mergeLaunchData(base, over launchData) launchData {
 	if over.Monitoring != nil {
 		out.Monitoring = over.Monitoring
 	}
-	if over.EbsOptimized != nil {
-		out.EbsOptimized = over.EbsOptimized
+	for dst, v := range map[**bool]*bool{&out.EbsOptimized: over.EbsOptimized, &out.DisableAPITerm: over.DisableAPITerm, &out.DisableAPIStop: over.DisableAPIStop} {
+		if v != nil {
+			*dst = v
+		}
 	}
 	return out
 }

@@ -20,7 +20,7 @@ func TestIntegrationLifecycle(t *testing.T) {
 	if len(subnets) != 3 || len(groups) != 1 || amd64 == "" {
 		t.Fatalf("discovery: %d subnets, groups %v, ami %q; want 3 subnets, 1 group, an AMI", len(subnets), groups, amd64)
 	}
-	e.createTemplate("karpenter.k8s.aws/ziba-general", amd64, groups, true, ec2types.LaunchTemplateHttpTokensStateRequired)
+	ltID := e.createTemplate("karpenter.k8s.aws/ziba-general", amd64, groups, true, ec2types.LaunchTemplateHttpTokensStateRequired)
 
 	out, err := e.fleet(e.ec2, "karpenter.k8s.aws/ziba-general", "on-demand", []ec2types.FleetLaunchTemplateOverridesRequest{
 		override("m6i.xlarge", subnets[1]), override("c6i.large", subnets[0]), override("m5.large", subnets[2]),
@@ -50,7 +50,9 @@ func TestIntegrationLifecycle(t *testing.T) {
 	in = e.describe(id)[0]
 	tags := tagMap(in.Tags)
 	want := map[string]string{"application": "ziba", "environment": "production", "owner": "platform",
-		"karpenter.sh/nodepool": "ziba-general", "karpenter.sh/nodeclaim": "ziba-general-abcde"}
+		"karpenter.sh/nodepool": "ziba-general", "karpenter.sh/nodeclaim": "ziba-general-abcde",
+		// EC2's own: what launched it.
+		"aws:ec2launchtemplate:id": ltID, "aws:ec2launchtemplate:version": "1", "aws:ec2:fleet-id": aws.ToString(out.FleetId)}
 	if diff := cmp.Diff(want, tags); diff != "" {
 		t.Errorf("instance tags (-want +got):\n%s", diff)
 	}

@@ -155,6 +155,10 @@ type instance struct {
 	SecondaryENIs     []string  `json:"secondaryEnis,omitempty"`
 	MetadataAppliedAt time.Time `json:"metadataAppliedAt,omitempty"`
 	ConsoleExtra      string    `json:"consoleExtra,omitempty"`
+	// DisableAPITermination and DisableAPIStop are the instance's termination and stop
+	// protection (RunInstances, a template, ModifyInstanceAttribute).
+	DisableAPITermination bool `json:"disableApiTermination,omitempty"`
+	DisableAPIStop        bool `json:"disableApiStop,omitempty"`
 }
 
 type volume struct {
@@ -325,6 +329,8 @@ type launchData struct {
 	Zone              string                 `json:"zone,omitempty"`
 	Monitoring        *bool                  `json:"monitoring,omitempty"`
 	EbsOptimized      *bool                  `json:"ebsOptimized,omitempty"`
+	DisableAPITerm    *bool                  `json:"disableApiTermination,omitempty"`
+	DisableAPIStop    *bool                  `json:"disableApiStop,omitempty"`
 }
 
 type launchTemplateVersion struct {

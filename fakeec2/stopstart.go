@@ -30,16 +30,8 @@ func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			in := s.instances[id]
-			if in.CapacityType == "spot" {
-				// Every spot instance here comes from a one-time request (instant fleets,
-				// RunInstances without a persistent request).
-				return badRequest("UnsupportedOperation", "You can't stop the Spot Instance '%s' because it is associated with a one-time Spot Instance request. You can only stop Spot Instances associated with persistent Spot Instance requests.", id)
-			}
-			switch in.State {
-			case stateRunning, stateStopping, stateStopped:
-			default:
-				return badRequest(CodeIncorrectInstanceState, "This instance '%s' is not in a state from which it can be stopped.", id)
+			if e := refuse(instanceRefusals, "StopInstances", s.instances[id]); e != nil {
+				return e
 			}
 		}
 		if c.dryRun {
@@ -185,4 +177,65 @@ func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *APIError
 		return nil, aerr
 	}
 	return resp, nil
+}
+
+// --- ModifyInstanceAttribute ---
+
+// protectionAttributes are the attributes ModifyInstanceAttribute changes here: termination
+// and stop protection, by their request parameter (the SDKs send NAME.Value).
+var protectionAttributes = []struct {
+	param, attr string
+	field       func(*instance) *bool
+}{
+	{"DisableApiTermination", "disableApiTermination", func(in *instance) *bool { return &in.DisableAPITermination }},
+	{"DisableApiStop", "disableApiStop", func(in *instance) *bool { return &in.DisableAPIStop }},
+}
+
+func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *APIError) {
+	id := c.q.str("InstanceId")
+	if id == "" {
+		return nil, errMissing("InstanceId")
+	}
+	type change struct {
+		field func(*instance) *bool
+		v     bool
+	}
+	var changes []change
+	attr := c.q.str("Attribute") // the older form: Attribute=NAME&Value=V
+	for _, p := range protectionAttributes {
+		v, ok, err := c.q.boolean(p.param + ".Value")
+		if err != nil {
+			return nil, err
+		}
+		if !ok && attr == p.attr {
+			if v, ok, err = c.q.boolean("Value"); err != nil {
+				return nil, err
+			}
+		}
+		if ok {
+			changes = append(changes, change{p.field, v})
+		}
+	}
+	switch {
+	case len(changes) > 1:
+		return nil, badRequest(CodeInvalidParameterCombination, "Only one attribute may be modified at a time.")
+	case len(changes) == 0:
+		return nil, badRequest("UnsupportedOperation", "This EC2 emulator modifies only the disableApiTermination and disableApiStop attributes (ModifyInstanceAttribute).")
+	}
+	aerr := s.mutate(c, func() *APIError {
+		if e := s.checkInstanceIDs([]string{id}); e != nil {
+			return e
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		in := s.instances[id]
+		*changes[0].field(in) = changes[0].v
+		s.save(bucketInstances, in.ID, in)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
 }
