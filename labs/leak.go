@@ -371,10 +371,11 @@ func crashLeak(ctx context.Context, e *Env, out io.Writer) (string, error) {
 		name = generalPool + "-" + randomSuffix(5)
 	}
 	var tags []ec2types.Tag
-	for _, t := range model.Tags {
-		switch aws.ToString(t.Key) {
-		case awsv1.NameTagKey:
-		case awsv1.NodeClaimTagKey:
+	for _, t := range withoutSystemTags(model.Tags) {
+		key := aws.ToString(t.Key)
+		switch {
+		case key == awsv1.NameTagKey:
+		case key == awsv1.NodeClaimTagKey:
 			tags = append(tags, ec2types.Tag{Key: t.Key, Value: aws.String(name)})
 		default:
 			tags = append(tags, t)
@@ -478,4 +479,16 @@ func instanceState(ctx context.Context, c *ec2.Client, id string) (string, error
 		}
 	}
 	return "", nil
+}
+
+// withoutSystemTags drops EC2's own tags (aws:ec2:fleet-id, aws:ec2launchtemplate:...):
+// copying them into a TagSpecification is refused, as on AWS.
+func withoutSystemTags(tags []ec2types.Tag) []ec2types.Tag {
+	var out []ec2types.Tag
+	for _, t := range tags {
+		if !strings.HasPrefix(aws.ToString(t.Key), "aws:") {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -150,7 +150,7 @@ func backupCache(ctx context.Context, e *Env, out io.Writer, in ec2types.Instanc
 	}
 	tags := []ec2types.Tag{{Key: aws.String("backup.ziba.dev/plan"), Value: aws.String("nightly-render-cache")}}
 	for _, v := range desc.Volumes {
-		tags = append(tags, v.Tags...)
+		tags = append(tags, withoutSystemTags(v.Tags)...)
 	}
 	backup := cluster.NewEC2Client(e.EC2Endpoint, backupAccessKeyID)
 	snap, err := backup.CreateSnapshot(ctx, &ec2.CreateSnapshotInput{VolumeId: aws.String(vid), Description: aws.String("nightly render cache of " + aws.ToString(in.InstanceId)),
