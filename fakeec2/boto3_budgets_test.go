@@ -3,10 +3,7 @@ package fakeec2_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,14 +18,7 @@ func TestBoto3Budgets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "testdata/boto3_budgets.py")
-	for _, kv := range os.Environ() { // no profile or endpoint of the machine's
-		if !strings.HasPrefix(kv, "AWS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	home := t.TempDir()
-	cmd.Env = append(cmd.Env, "EC2_URL="+url, "HOME="+home,
-		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"))
+	cmd.Env = boto3Env(t.TempDir(), url)
 	stdout, err := cmd.Output()
 	if err != nil {
 		var stderr []byte

@@ -25,6 +25,20 @@ func python3WithBoto3(t *testing.T) string {
 	return ""
 }
 
+// boto3Env is the environment a boto3 script runs in against the emulator at url (EC2_URL):
+// the machine's own, less its AWS_ settings, with an empty home, so no profile or endpoint of
+// the machine's leaks in.
+func boto3Env(home, url string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "EC2_URL="+url, "HOME="+home,
+		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"))
+}
+
 // TestBoto3OrphanSweep runs the orphaned-storage lab's sweep through boto3, on the real
 // clock with short delays: its waiters, paginators and ClientError codes are boto3's own.
 func TestBoto3OrphanSweep(t *testing.T) {
@@ -34,15 +48,7 @@ func TestBoto3OrphanSweep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, "testdata/boto3_orphans.py")
-	// No profile or endpoint of the machine's leaks in.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	home := t.TempDir()
-	cmd.Env = append(cmd.Env, "EC2_URL="+url, "HOME="+home,
-		"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"))
+	cmd.Env = boto3Env(t.TempDir(), url)
 	stdout, err := cmd.Output()
 	if err != nil {
 		var stderr []byte

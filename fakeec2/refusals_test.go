@@ -3,9 +3,7 @@ package fakeec2_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -152,13 +150,7 @@ func TestRefusalsBoto3(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, py, "-c", boto3Call, row.boto3)
-			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, "AWS_") {
-					cmd.Env = append(cmd.Env, kv)
-				}
-			}
-			cmd.Env = append(cmd.Env, "EC2_URL="+fx.e.url, "HOME="+home,
-				"AWS_CONFIG_FILE="+filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"))
+			cmd.Env = boto3Env(home, fx.e.url)
 			out, err := cmd.CombinedOutput()
 			if got := strings.TrimSpace(string(out)); err != nil || got != row.code {
 				t.Fatalf("%s: boto3 answered %q (%v), want %s", row.boto3, got, err, row.code)
