@@ -90,6 +90,9 @@ func init() {
 		"DescribeKeyPairs":          {fn: (*Server).describeKeyPairs},
 		"DescribeAddresses":         {fn: (*Server).describeAddresses},
 		"DescribeRouteTables":       {fn: (*Server).describeRouteTables},
+		"CreateSecurityGroup":       {fn: (*Server).createSecurityGroup, mutating: true},
+		"DeleteSecurityGroup":       {fn: (*Server).deleteSecurityGroup, mutating: true},
+		"DeleteSubnet":              {fn: (*Server).deleteSubnet, mutating: true},
 		// images and capacity
 		"DescribeImages":                {fn: (*Server).describeImages},
 		"DescribeInstanceTypes":         {fn: (*Server).describeInstanceTypes},

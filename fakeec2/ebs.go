@@ -238,25 +238,8 @@ func (s *Server) attachVolume(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		in := s.instances[iid]
-		if v.InstanceID != "" {
-			return badRequest("VolumeInUse", "%s is already attached to an instance", vid)
-		}
-		if v.State != volAvailable {
-			return badRequest(CodeIncorrectState, "%s is not 'available'.", vid)
-		}
-		if in.State != stateRunning && in.State != stateStopped {
-			return badRequest("IncorrectInstanceState", "Instance '%s' is not 'running'.", iid)
-		}
-		if in.Zone != v.Zone {
-			return badRequest("InvalidVolume.ZoneMismatch", "The volume '%s' is not in the same availability zone as instance '%s'", vid, iid)
-		}
-		if !strings.HasPrefix(dev, "/dev/") && !strings.HasPrefix(dev, "xvd") {
-			return errInvalidValue("Value (%s) for parameter device is invalid. %s is not a valid EBS device name.", dev, dev)
-		}
-		for _, av := range in.Volumes {
-			if av.DeviceName == dev {
-				return errInvalidValue("Invalid value '%s' for unixDevice. Attachment point %s is already in use", dev, dev)
-			}
+		if e := refuse(attachRefusals, "AttachVolume", attachment{v, in, dev}); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()
@@ -292,21 +275,9 @@ func (s *Server) detachVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if v.InstanceID == "" {
-			return badRequest(CodeIncorrectState, "Volume '%s' is in the '%s' state.", vid, v.State)
-		}
-		if iid := c.q.str("InstanceId"); iid != "" && iid != v.InstanceID {
-			return badRequest("InvalidAttachment.NotFound", "Attachment point for volume '%s' and instance '%s' does not exist.", vid, iid)
-		}
-		if dev := c.q.str("Device"); dev != "" && dev != v.Device {
-			return badRequest("InvalidAttachment.NotFound", "Attachment point %s for volume '%s' does not exist.", dev, vid)
-		}
-		in := s.instances[v.InstanceID]
-		if in != nil && v.Device == in.RootDeviceName && in.State != stateStopped {
-			return badRequest(CodeIncorrectState, "Unable to detach root volume '%s' from instance '%s'", vid, in.ID)
-		}
-		if v.attachState() == attDetaching {
-			return badRequest(CodeIncorrectState, "Volume '%s' is in the 'detaching' state.", vid)
+		d := detachment{v: v, in: s.instances[v.InstanceID], instanceID: c.q.str("InstanceId"), device: c.q.str("Device")}
+		if e := refuse(detachRefusals, "DetachVolume", d); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()

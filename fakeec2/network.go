@@ -339,7 +339,7 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
 	for _, g := range page {
 		resp.Groups = append(resp.Groups, xmlSecurityGroup{OwnerID: s.account, GroupID: g.ID, GroupName: g.Name,
 			GroupDescription: g.Description, VpcID: g.VpcID,
-			SecurityGroupArn: fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.region, s.account, g.ID),
+			SecurityGroupArn: s.groupArn(g.ID),
 			Tags:             xmlTags(g.Tags)})
 	}
 	return resp, nil

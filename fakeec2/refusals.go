@@ -1,12 +1,15 @@
 package fakeec2
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The preconditions of EC2's mutating actions, as the EC2 API reference states them: for
 // each action, in order, the states of a resource in which EC2 refuses it and the error it
 // answers. Handlers consult refuse instead of checking on their own, so what AWS refuses is
-// read in one place. The rules that join two resources (AttachVolume's zones, DetachVolume's
-// root device of a running instance, AttachNetworkInterface) stay beside their handlers.
+// read in one place. A rule that joins two resources (a volume and the instance it is
+// attached to, a subnet and the interfaces in it) is written over a subject that holds both.
 
 // refusal is one rule: when holds for the resource, EC2 answers code with message.
 type refusal[T any] struct {
@@ -78,6 +81,133 @@ var interfaceRefusals = map[string][]refusal[*networkInterface]{
 		code: "InvalidNetworkInterface.InUse",
 		message: func(n *networkInterface) string {
 			return fmt.Sprintf("The network interface '%s' is currently in use.", n.ID)
+		},
+	}},
+}
+
+// attachment is an AttachVolume request: the volume, the instance and the device asked for.
+type attachment struct {
+	v      *volume
+	in     *instance
+	device string
+}
+
+var attachRefusals = map[string][]refusal[attachment]{
+	"AttachVolume": {{
+		when:    func(a attachment) bool { return a.v.InstanceID != "" },
+		code:    "VolumeInUse",
+		message: func(a attachment) string { return fmt.Sprintf("%s is already attached to an instance", a.v.ID) },
+	}, {
+		when:    func(a attachment) bool { return a.v.State != volAvailable },
+		code:    CodeIncorrectState,
+		message: func(a attachment) string { return fmt.Sprintf("%s is not 'available'.", a.v.ID) },
+	}, {
+		when:    func(a attachment) bool { return a.in.State != stateRunning && a.in.State != stateStopped },
+		code:    CodeIncorrectInstanceState,
+		message: func(a attachment) string { return fmt.Sprintf("Instance '%s' is not 'running'.", a.in.ID) },
+	}, {
+		when: func(a attachment) bool { return a.in.Zone != a.v.Zone },
+		code: "InvalidVolume.ZoneMismatch",
+		message: func(a attachment) string {
+			return fmt.Sprintf("The volume '%s' is not in the same availability zone as instance '%s'", a.v.ID, a.in.ID)
+		},
+	}, {
+		when: func(a attachment) bool {
+			return !strings.HasPrefix(a.device, "/dev/") && !strings.HasPrefix(a.device, "xvd")
+		},
+		code: CodeInvalidParameterValue,
+		message: func(a attachment) string {
+			return fmt.Sprintf("Value (%s) for parameter device is invalid. %s is not a valid EBS device name.", a.device, a.device)
+		},
+	}, {
+		when: func(a attachment) bool {
+			for _, av := range a.in.Volumes {
+				if av.DeviceName == a.device {
+					return true
+				}
+			}
+			return false
+		},
+		code: CodeInvalidParameterValue,
+		message: func(a attachment) string {
+			return fmt.Sprintf("Invalid value '%s' for unixDevice. Attachment point %s is already in use", a.device, a.device)
+		},
+	}},
+}
+
+// detachment is a DetachVolume request: the volume, the instance it is attached to (nil
+// when none) and the instance and device the request names ("" when it names none).
+type detachment struct {
+	v                  *volume
+	in                 *instance
+	instanceID, device string
+}
+
+var detachRefusals = map[string][]refusal[detachment]{
+	"DetachVolume": {{
+		when:    func(d detachment) bool { return d.v.InstanceID == "" },
+		code:    CodeIncorrectState,
+		message: func(d detachment) string { return fmt.Sprintf("Volume '%s' is in the '%s' state.", d.v.ID, d.v.State) },
+	}, {
+		when: func(d detachment) bool { return d.instanceID != "" && d.instanceID != d.v.InstanceID },
+		code: "InvalidAttachment.NotFound",
+		message: func(d detachment) string {
+			return fmt.Sprintf("Attachment point for volume '%s' and instance '%s' does not exist.", d.v.ID, d.instanceID)
+		},
+	}, {
+		when: func(d detachment) bool { return d.device != "" && d.device != d.v.Device },
+		code: "InvalidAttachment.NotFound",
+		message: func(d detachment) string {
+			return fmt.Sprintf("Attachment point %s for volume '%s' does not exist.", d.device, d.v.ID)
+		},
+	}, {
+		// The root device stays while the instance runs; stopped, it may go.
+		when: func(d detachment) bool {
+			return d.in != nil && d.v.Device == d.in.RootDeviceName && d.in.State != stateStopped
+		},
+		code: CodeIncorrectState,
+		message: func(d detachment) string {
+			return fmt.Sprintf("Unable to detach root volume '%s' from instance '%s'", d.v.ID, d.in.ID)
+		},
+	}, {
+		when:    func(d detachment) bool { return d.v.attachState() == attDetaching },
+		code:    CodeIncorrectState,
+		message: func(d detachment) string { return fmt.Sprintf("Volume '%s' is in the 'detaching' state.", d.v.ID) },
+	}},
+}
+
+// groupUse is a security group and the network interfaces that carry it.
+type groupUse struct {
+	g          *securityGroup
+	interfaces []string
+}
+
+var groupRefusals = map[string][]refusal[groupUse]{
+	"DeleteSecurityGroup": {{
+		when: func(u groupUse) bool { return u.g.Name == "default" },
+		code: "CannotDelete",
+		message: func(u groupUse) string {
+			return fmt.Sprintf("the specified group: \"%s\" name: \"default\" cannot be deleted by a user", u.g.ID)
+		},
+	}, {
+		when:    func(u groupUse) bool { return len(u.interfaces) > 0 },
+		code:    "DependencyViolation",
+		message: func(u groupUse) string { return fmt.Sprintf("resource %s has a dependent object", u.g.ID) },
+	}},
+}
+
+// subnetUse is a subnet and the network interfaces in it.
+type subnetUse struct {
+	sn         *subnet
+	interfaces []string
+}
+
+var subnetRefusals = map[string][]refusal[subnetUse]{
+	"DeleteSubnet": {{
+		when: func(u subnetUse) bool { return len(u.interfaces) > 0 },
+		code: "DependencyViolation",
+		message: func(u subnetUse) string {
+			return fmt.Sprintf("The subnet '%s' has dependencies and cannot be deleted.", u.sn.ID)
 		},
 	}},
 }

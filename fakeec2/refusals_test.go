@@ -1,8 +1,10 @@
 package fakeec2_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -15,19 +17,24 @@ import (
 )
 
 // refusalFixture is an account in which each of EC2's refusals can be tried: a protected
-// on-demand instance with a data volume, a one-time spot instance beside it, and a volume
-// in another zone.
+// on-demand instance with a data volume (in the VPC's default group), a one-time spot
+// instance beside it (in the node group), and a volume in another zone.
 type refusalFixture struct {
 	e                          *env
 	onDemand, spot             string
 	root, data, farVolume, eni string
-	onDemandZone               string
+	onDemandZone, subnet       string
+	nodeGroup, defaultGroup    string
 }
 
 func newRefusalFixture(t *testing.T) *refusalFixture {
 	e := newEnv(t, onRealClock)
-	subnets, _, amd64, _ := e.discover()
-	fx := &refusalFixture{e: e, onDemandZone: aws.ToString(subnets[0].AvailabilityZone)}
+	subnets, groups, amd64, _ := e.discover()
+	fx := &refusalFixture{e: e, onDemandZone: aws.ToString(subnets[0].AvailabilityZone),
+		subnet: aws.ToString(subnets[0].SubnetId), nodeGroup: groups[0]}
+	def, err := e.ec2.DescribeSecurityGroups(e.ctx, &ec2.DescribeSecurityGroupsInput{GroupNames: []string{"default"}})
+	e.must(err)
+	fx.defaultGroup = aws.ToString(def.SecurityGroups[0].GroupId)
 	run := func(in *ec2.RunInstancesInput) string {
 		in.ImageId, in.InstanceType, in.SubnetId = aws.String(amd64), "m6i.large", subnets[0].SubnetId
 		in.MinCount, in.MaxCount = aws.Int32(1), aws.Int32(1)
@@ -36,7 +43,8 @@ func newRefusalFixture(t *testing.T) *refusalFixture {
 		return aws.ToString(out.Instances[0].InstanceId)
 	}
 	fx.onDemand = run(&ec2.RunInstancesInput{DisableApiTermination: aws.Bool(true), DisableApiStop: aws.Bool(true)})
-	fx.spot = run(&ec2.RunInstancesInput{InstanceMarketOptions: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}})
+	fx.spot = run(&ec2.RunInstancesInput{SecurityGroupIds: []string{fx.nodeGroup},
+		InstanceMarketOptions: &ec2types.InstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}})
 	e.must(ec2.NewInstanceRunningWaiter(e.ec2).Wait(e.ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{fx.onDemand, fx.spot}}, time.Minute))
 	in := e.describe(fx.onDemand)[0]
 	fx.root = aws.ToString(in.BlockDeviceMappings[0].Ebs.VolumeId)
@@ -49,7 +57,7 @@ func newRefusalFixture(t *testing.T) *refusalFixture {
 		return id
 	}
 	fx.data, fx.farVolume = volume(fx.onDemandZone), volume(aws.ToString(subnets[1].AvailabilityZone))
-	_, err := e.ec2.AttachVolume(e.ctx, &ec2.AttachVolumeInput{VolumeId: aws.String(fx.data), InstanceId: aws.String(fx.onDemand), Device: aws.String("/dev/sdf")})
+	_, err = e.ec2.AttachVolume(e.ctx, &ec2.AttachVolumeInput{VolumeId: aws.String(fx.data), InstanceId: aws.String(fx.onDemand), Device: aws.String("/dev/sdf")})
 	e.must(err)
 	// in-use comes first; the attachment goes from attaching to attached a moment later.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
@@ -65,7 +73,8 @@ func newRefusalFixture(t *testing.T) *refusalFixture {
 }
 
 // state is what a refused call must leave as it was: the instances (state, tags,
-// protection), the volumes (state, attachments) and the interface (status, attachment).
+// protection), the volumes (state, attachments), the interface (status, attachment), the
+// launch templates, security groups and subnets.
 func (fx *refusalFixture) state(t *testing.T) string {
 	e, ctx := fx.e, fx.e.ctx
 	var b strings.Builder
@@ -91,6 +100,16 @@ func (fx *refusalFixture) state(t *testing.T) string {
 	lts, err := e.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{})
 	e.must(err)
 	fmt.Fprintf(&b, "%d launch templates\n", len(lts.LaunchTemplates))
+	sgs, err := e.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{})
+	e.must(err)
+	for _, g := range sgs.SecurityGroups {
+		fmt.Fprintf(&b, "%s %s\n", aws.ToString(g.GroupId), aws.ToString(g.GroupName))
+	}
+	sns, err := e.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+	e.must(err)
+	for _, sn := range sns.Subnets {
+		fmt.Fprintf(&b, "%s %d free\n", aws.ToString(sn.SubnetId), aws.ToInt32(sn.AvailableIpAddressCount))
+	}
 	return b.String()
 }
 
@@ -126,17 +145,26 @@ func (fx *refusalFixture) rows() []refusalRow {
 		{"CreateTags with an aws: key", "InvalidParameterValue",
 			fmt.Sprintf("ec2.create_tags(Resources=[%q], Tags=[{'Key': 'aws:ec2:fleet-id', 'Value': 'fleet-mine'}])", fx.onDemand),
 			[]string{"create-tags", "--resources", fx.onDemand, "--tags", "Key=aws:ec2:fleet-id,Value=fleet-mine"}},
+		{"DeleteSecurityGroup in use", "DependencyViolation",
+			fmt.Sprintf("ec2.delete_security_group(GroupId=%q)", fx.nodeGroup), []string{"delete-security-group", "--group-id", fx.nodeGroup}},
+		{"DeleteSecurityGroup of the default group", "CannotDelete",
+			fmt.Sprintf("ec2.delete_security_group(GroupId=%q)", fx.defaultGroup), []string{"delete-security-group", "--group-id", fx.defaultGroup}},
+		{"DeleteSubnet with interfaces", "DependencyViolation",
+			fmt.Sprintf("ec2.delete_subnet(SubnetId=%q)", fx.subnet), []string{"delete-subnet", "--subnet-id", fx.subnet}},
 	}
 }
 
-const boto3Call = `import os, sys, boto3, botocore
+// boto3Calls answers each call read from a line of its input with the error code boto3
+// raised (or OK), a line each: one Python for every row, as boto3's import is slow.
+const boto3Calls = `import os, sys, boto3, botocore
 ec2 = boto3.client("ec2", endpoint_url=os.environ["EC2_URL"], region_name="eu-west-2",
     aws_access_key_id="AKIAREFUSALTEST", aws_secret_access_key="lab")
-try:
-    eval(sys.argv[1])
-    print("OK")
-except botocore.exceptions.ClientError as e:
-    print(e.response["Error"]["Code"])
+for line in sys.stdin:
+    try:
+        eval(line)
+        print("OK", flush=True)
+    except botocore.exceptions.ClientError as e:
+        print(e.response["Error"]["Code"], flush=True)
 `
 
 // TestRefusalsBoto3 tries each refusal with boto3: the code is AWS's, and nothing changed.
@@ -144,16 +172,25 @@ func TestRefusalsBoto3(t *testing.T) {
 	py := python3WithBoto3(t)
 	fx := newRefusalFixture(t)
 	before := fx.state(t)
-	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-c", boto3Calls)
+	cmd.Env, cmd.Stderr = boto3Env(t.TempDir(), fx.e.url), os.Stderr
+	calls, err := cmd.StdinPipe()
+	fx.e.must(err)
+	stdout, err := cmd.StdoutPipe()
+	fx.e.must(err)
+	fx.e.must(cmd.Start())
+	t.Cleanup(func() { calls.Close(); cmd.Wait() })
+	answers := bufio.NewScanner(stdout)
 	for _, row := range fx.rows() {
 		t.Run(row.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, py, "-c", boto3Call, row.boto3)
-			cmd.Env = boto3Env(home, fx.e.url)
-			out, err := cmd.CombinedOutput()
-			if got := strings.TrimSpace(string(out)); err != nil || got != row.code {
-				t.Fatalf("%s: boto3 answered %q (%v), want %s", row.boto3, got, err, row.code)
+			fmt.Fprintln(calls, row.boto3)
+			if !answers.Scan() {
+				t.Fatalf("%s: boto3 gave no answer (%v)", row.boto3, answers.Err())
+			}
+			if got := answers.Text(); got != row.code {
+				t.Fatalf("%s: boto3 answered %q, want %s", row.boto3, got, row.code)
 			}
 			if after := fx.state(t); after != before {
 				t.Errorf("the refused call changed the account:\nbefore:\n%s\nafter:\n%s", before, after)

@@ -1,0 +1,192 @@
+package fakeec2
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The VPC's writes: CreateSecurityGroup, DeleteSecurityGroup and DeleteSubnet. A group or
+// subnet that a network interface still uses is refused (groupRefusals, subnetRefusals),
+// as AWS refuses it: an instance's primary interface counts, a terminated instance's not.
+
+type createGroupResponse struct {
+	WireHeader
+	Return           bool     `xml:"return"`
+	GroupID          string   `xml:"groupId"`
+	SecurityGroupArn string   `xml:"securityGroupArn"`
+	Tags             []xmlTag `xml:"tagSet>item,omitempty"`
+}
+
+type deleteGroupResponse struct {
+	WireHeader
+	Return  bool   `xml:"return"`
+	GroupID string `xml:"groupId"`
+}
+
+var groupTagTypes = map[string]bool{"security-group": true}
+
+func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
+	name, desc, vpcID := c.q.str("GroupName"), c.q.str("GroupDescription"), c.q.str("VpcId")
+	switch {
+	case name == "":
+		return nil, errMissing("GroupName")
+	case desc == "":
+		return nil, errMissing("GroupDescription")
+	case len(name) > 255 || len(desc) > 255:
+		return nil, errInvalidValue("Value for parameter GroupName and GroupDescription must be at most 255 characters")
+	case strings.HasPrefix(strings.ToLower(name), "sg-"):
+		return nil, errInvalidValue("Group names may not be in the format sg-*.")
+	}
+	specs, err := c.q.tagSpecs("TagSpecification")
+	if err != nil {
+		return nil, err
+	}
+	tags, err := tagsByType(specs, groupTagTypes)
+	if err != nil {
+		return nil, err
+	}
+	resp := &createGroupResponse{Return: true}
+	aerr := s.mutate(c, func() *APIError {
+		v, e := s.vpcOrDefault(vpcID)
+		if e != nil {
+			return e
+		}
+		for _, g := range s.groups {
+			if g.VpcID == v.ID && g.Name == name {
+				return badRequest("InvalidGroup.Duplicate", "The security group '%s' already exists for VPC '%s'", name, v.ID)
+			}
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		g := &securityGroup{Seq: s.nextSeq(), ID: s.newID("sg"), Name: name, Description: desc, VpcID: v.ID,
+			Tags: setTags(nil, tags["security-group"])}
+		s.groups[g.ID] = g
+		s.save(bucketGroups, g.ID, g)
+		c.event.Created = append(c.event.Created, g.ID)
+		resp.GroupID, resp.SecurityGroupArn, resp.Tags = g.ID, s.groupArn(g.ID), xmlTags(g.Tags)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+// vpcOrDefault is the VPC named, or the default VPC when none is. Callers hold s.mu.
+func (s *Server) vpcOrDefault(id string) (*vpc, *APIError) {
+	if id != "" {
+		if v := s.vpcs[id]; v != nil {
+			return v, nil
+		}
+		return nil, badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
+	}
+	for _, v := range s.vpcs {
+		if v.IsDefault {
+			return v, nil
+		}
+	}
+	return nil, badRequest("VPCIdNotSpecified", "No default VPC for this user")
+}
+
+func (s *Server) groupArn(id string) string {
+	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.region, s.account, id)
+}
+
+func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *APIError) {
+	id, name := c.q.str("GroupId"), c.q.str("GroupName")
+	if id == "" && name == "" {
+		return nil, errMissing("GroupId")
+	}
+	resp := &deleteGroupResponse{Return: true}
+	aerr := s.mutate(c, func() *APIError {
+		g, e := s.groupToDelete(id, name)
+		if e != nil {
+			return e
+		}
+		use := groupUse{g: g, interfaces: s.interfacesWhere(func(n *networkInterface) bool { return slices.Contains(n.Groups, g.ID) })}
+		if e := refuse(groupRefusals, "DeleteSecurityGroup", use); e != nil {
+			return e
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		delete(s.groups, g.ID)
+		s.remove(bucketGroups, g.ID)
+		c.event.Terminated = append(c.event.Terminated, g.ID)
+		resp.GroupID = g.ID
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return resp, nil
+}
+
+// groupToDelete finds DeleteSecurityGroup's group: by ID, or by name in the default VPC.
+// Callers hold s.mu.
+func (s *Server) groupToDelete(id, name string) (*securityGroup, *APIError) {
+	if id != "" {
+		if !validID(id, "sg") {
+			return nil, badRequest("InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", id)
+		}
+		if g := s.groups[id]; g != nil {
+			return g, nil
+		}
+		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+	}
+	v, e := s.vpcOrDefault("")
+	if e != nil {
+		return nil, e
+	}
+	for _, g := range s.groups {
+		if g.VpcID == v.ID && g.Name == name {
+			return g, nil
+		}
+	}
+	return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC '%s'", name, v.ID)
+}
+
+func (s *Server) deleteSubnet(c *call) (wireResponse, *APIError) {
+	id := c.q.str("SubnetId")
+	if id == "" {
+		return nil, errMissing("SubnetId")
+	}
+	aerr := s.mutate(c, func() *APIError {
+		sn := s.subnets[id]
+		if sn == nil {
+			return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
+		}
+		use := subnetUse{sn: sn, interfaces: s.interfacesWhere(func(n *networkInterface) bool { return n.SubnetID == id })}
+		if e := refuse(subnetRefusals, "DeleteSubnet", use); e != nil {
+			return e
+		}
+		if c.dryRun {
+			return errDryRun()
+		}
+		delete(s.subnets, id)
+		delete(s.ipUsed, id)
+		delete(s.ipNext, id)
+		s.remove(bucketSubnets, id)
+		c.event.Terminated = append(c.event.Terminated, id)
+		return nil
+	})
+	if aerr != nil {
+		return nil, aerr
+	}
+	return &plainResponse{Return: true}, nil
+}
+
+// interfacesWhere are the IDs of the network interfaces for which keep holds, sorted.
+// Callers hold s.mu.
+func (s *Server) interfacesWhere(keep func(*networkInterface) bool) []string {
+	var ids []string
+	for id, n := range s.enis {
+		if keep(n) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
