@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/karplab/karplab/cluster/deletion"
 	"github.com/karplab/karplab/cluster/karpenter"
 )
 
@@ -270,41 +271,26 @@ func (r *resetter) deleteAll(ctx context.Context, gvr schema.GroupVersionResourc
 		return 0, fmt.Errorf("listing %s: %w", gvr.Resource, err)
 	}
 	for _, item := range list.Items {
-		if force {
-			if err := r.stripFinalizers(ctx, gvr, item.GetName()); err != nil {
-				return 0, err
-			}
-		}
-		if err := r.dyn.Resource(gvr).Delete(ctx, item.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return 0, fmt.Errorf("deleting %s %s: %w", gvr.Resource, item.GetName(), err)
+		if err := deletion.Delete(ctx, r.dyn, deletion.Object{GVR: gvr, Name: item.GetName()}, force, deletion.Precondition{}); err != nil {
+			return 0, err
 		}
 	}
 	return len(list.Items), nil
 }
 
-func (r *resetter) stripFinalizers(ctx context.Context, gvr schema.GroupVersionResource, name string) error {
-	patch := []byte(`{"metadata":{"finalizers":null}}`)
-	_, err := r.dyn.Resource(gvr).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing finalizers of %s %s: %w", gvr.Resource, name, err)
-	}
-	return nil
-}
-
+// waitGone reports whether every object of gvr (cluster-scoped) is gone within timeout.
 func (r *resetter) waitGone(ctx context.Context, gvr schema.GroupVersionResource, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	return deletion.WaitGone(ctx, timeout, func(ctx context.Context) ([]string, error) {
 		list, err := r.dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
-		if err == nil && len(list.Items) == 0 {
-			return true
+		if err != nil {
+			return []string{gvr.Resource}, nil // not known to be gone: look again
 		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(500 * time.Millisecond):
+		var left []string
+		for _, item := range list.Items {
+			left = append(left, item.GetName())
 		}
-	}
-	return false
+		return left, nil
+	}) == nil
 }
 
 func (r *resetter) forceDeletePods(ctx context.Context, namespaces []string) error {
@@ -439,11 +425,9 @@ func (r *resetter) deleteNodes(ctx context.Context) (int, error) {
 		if !labs || r.keep.keeps(node.UID) {
 			continue
 		}
-		if err := r.stripFinalizers(ctx, schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, node.Name); err != nil {
+		obj := deletion.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Name: node.Name}
+		if err := deletion.Delete(ctx, r.dyn, obj, true, deletion.Precondition{}); err != nil {
 			return 0, err
-		}
-		if err := r.kube.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return 0, fmt.Errorf("deleting node %s: %w", node.Name, err)
 		}
 		n++
 	}

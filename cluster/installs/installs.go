@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/karplab/karplab/cluster/deletion"
 )
 
 // Entry is one object a lab process created.
@@ -42,16 +44,12 @@ func (e Entry) GVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: e.Group, Version: e.Version, Resource: e.Resource}
 }
 
-func (e Entry) String() string {
-	r := e.Resource
-	if e.Group != "" {
-		r += "." + e.Group
-	}
-	if e.Namespace != "" {
-		return r + " " + e.Namespace + "/" + e.Name
-	}
-	return r + " " + e.Name
+// object is the entry's object, without its UID.
+func (e Entry) object() deletion.Object {
+	return deletion.Object{GVR: e.GVR(), Namespace: e.Namespace, Name: e.Name}
 }
+
+func (e Entry) String() string { return e.object().String() }
 
 // Record is the record file; by names the process that writes (daemon, karpenter).
 type Record struct {

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/karplab/karplab/cluster/deletion"
 )
 
 // Removal is what Remove did.
@@ -126,28 +128,20 @@ func parallel(n, workers int, fn func(int)) {
 	wg.Wait()
 }
 
+// removeOne deletes the recorded object obj, finalizers first (no lab controller runs any
+// more), only while it is the one recorded: the UID it had and, for the finalizers, the
+// version read.
 func removeOne(ctx context.Context, dyn dynamic.Interface, e Entry, obj *unstructured.Unstructured) error {
-	client := dyn.Resource(e.GVR()).Namespace(e.Namespace)
-	if len(obj.GetFinalizers()) > 0 {
-		patch := fmt.Appendf(nil, `{"metadata":{"finalizers":null,"resourceVersion":%q}}`, obj.GetResourceVersion())
-		if _, err := client.Patch(ctx, e.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("removing the finalizers of %s: %w", e, err)
-		}
-	}
-	uid := types.UID(e.UID)
-	err := client.Delete(ctx, e.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting %s: %w", e, err)
-	}
-	return nil
+	pre := deletion.Precondition{UID: types.UID(e.UID), ResourceVersion: obj.GetResourceVersion()}
+	return deletion.Delete(ctx, dyn, e.object(), len(obj.GetFinalizers()) > 0, pre)
 }
 
+// waitGone waits until none of es exists with its recorded UID.
 func waitGone(ctx context.Context, dyn dynamic.Interface, es []Entry, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	return deletion.WaitGone(ctx, timeout, func(ctx context.Context) ([]string, error) {
 		live, err := existing(ctx, dyn, es)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var left []string
 		for _, e := range es {
@@ -155,16 +149,6 @@ func waitGone(ctx context.Context, dyn dynamic.Interface, es []Entry, timeout ti
 				left = append(left, e.String())
 			}
 		}
-		if len(left) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("still being deleted after %s: %v", timeout, left)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return left, nil
+	})
 }
