@@ -25,15 +25,15 @@ import (
 // The labs' integration tests run in parallel on a pool of labs, each a karplab daemon
 // (the real binary, a child of this test process) with the existing backend on a cluster of
 // its own that plays somebody else's (existingtest, in a child process: one control plane
-// per process). A test takes a free lab (freshLab), resets it and gives it back when it
-// ends, so every lab is proved on a cluster with a namespace, node and workload of its own;
-// at the end `stop --uninstall` must leave each such cluster exactly as it was.
+// per process). A test takes a free lab (freshLab; the longest tests first, labqueue_test.go),
+// resets it and gives it back when it ends, so every lab is proved on a cluster with a
+// namespace, node and workload of its own; at the end `stop --uninstall` must leave each such cluster exactly as it was.
 var pool struct {
-	exe  string        // the karplab binary the daemons run, for scripts that call it
-	free chan *testLab // the labs no test holds
-	all  []*testLab
-	err  error    // why there is none
-	held sync.Map // *testing.T -> *testLab
+	exe   string    // the karplab binary the daemons run, for scripts that call it
+	queue *labQueue // the labs no test holds, and the tests that wait for one
+	all   []*testLab
+	err   error    // why there is none
+	held  sync.Map // *testing.T -> *testLab
 }
 
 // testLab is one lab of the pool.
@@ -68,11 +68,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "starting the labs:", err)
 		os.Exit(2)
 	}
-	// As many tests at once as there are labs, unless -parallel says otherwise.
+	// Every test queues for a lab at once, so the longest take the first labs; the pool keeps
+	// as many at work as there are labs (unless -parallel says fewer).
 	parallelSet := false
 	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
 	if !parallelSet {
-		flag.Set("test.parallel", strconv.Itoa(len(pool.all)))
+		flag.Set("test.parallel", "1000")
 	}
 	code := m.Run()
 	if err := stop(); err != nil {
@@ -119,10 +120,7 @@ func startPool(n int) (stop func() error, err error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, errors.Join(err, stop())
 	}
-	pool.all, pool.free = labs, make(chan *testLab, n)
-	for _, l := range labs {
-		pool.free <- l
-	}
+	pool.all, pool.queue = labs, newLabQueue(labs)
 	return stop, nil
 }
 
@@ -255,15 +253,13 @@ func testProvider() string {
 // it and returns it; it skips the test when there is no lab.
 func freshLab(t *testing.T) *Env {
 	t.Helper()
-	if pool.free == nil {
+	if pool.queue == nil {
 		t.Skipf("no lab: %v", pool.err)
 	}
 	t.Parallel()
 	start := time.Now()
-	var l *testLab
-	select {
-	case l = <-pool.free:
-	case <-t.Context().Done():
+	l, err := pool.queue.take(t.Context(), t.Name())
+	if err != nil {
 		t.Fatal("no lab came free before the test ended")
 	}
 	logPhase(t, "queue", time.Since(start))
@@ -272,7 +268,7 @@ func freshLab(t *testing.T) *Env {
 	t.Cleanup(func() {
 		l.env.Timed = nil
 		pool.held.Delete(t)
-		pool.free <- l
+		pool.queue.give(l)
 	})
 	var progress strings.Builder
 	start = time.Now()
