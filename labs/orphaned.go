@@ -125,10 +125,7 @@ func snapshotVolumes(audit []fakeec2.AuditEvent) map[string]string {
 func everOrphaned(g *Grading) []orphan {
 	ev := g.Evidence
 	deleted := deletions(g.Snapshot.Audit)
-	ledger := map[string]fakeec2.LedgerEntry{}
-	for _, e := range g.Snapshot.Billing.Entries {
-		ledger[e.ResourceID] = e
-	}
+	ledger := g.Snapshot.LedgerByResource()
 	seen := map[string]int{}
 	var out []orphan
 	add := func(kind, id, inst string, since time.Time) {

@@ -494,10 +494,7 @@ func nodeRow(v *Versions[corev1.Node]) NodeRow {
 }
 
 func correlateInstances(s *Snapshot) []InstanceRow {
-	ledger := map[string]fakeec2.LedgerEntry{}
-	for _, e := range s.Billing.Entries {
-		ledger[e.ResourceID] = e
-	}
+	ledger := s.LedgerByResource()
 	volumes := map[string]ec2types.Volume{}
 	for _, v := range s.Volumes {
 		volumes[aws.ToString(v.VolumeId)] = v
@@ -729,6 +726,16 @@ func costOf(b fakeec2.Billing) Cost {
 	}
 	c.HourlyNowUSD = RoundUSD(c.HourlyNowUSD)
 	return c
+}
+
+// LedgerByResource indexes the billing ledger's entries by the ID of the resource each bills
+// (instance, volume, snapshot or interface).
+func (s *Snapshot) LedgerByResource() map[string]fakeec2.LedgerEntry {
+	out := make(map[string]fakeec2.LedgerEntry, len(s.Billing.Entries))
+	for _, e := range s.Billing.Entries {
+		out[e.ResourceID] = e
+	}
+	return out
 }
 
 // RoundUSD rounds dollars to the micro-dollar the record prints.

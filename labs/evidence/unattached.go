@@ -8,8 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
-	"github.com/karplab/karplab/fakeec2"
 )
 
 // Unattached kinds.
@@ -48,10 +46,7 @@ func ClusterTagged(tags map[string]string) bool {
 // findUnattached lists the cluster's available volumes and interfaces, and its snapshots of
 // volumes no live instance uses, oldest first.
 func findUnattached(s *Snapshot, instances []InstanceRow) []UnattachedRow {
-	ledger := map[string]fakeec2.LedgerEntry{}
-	for _, e := range s.Billing.Entries {
-		ledger[e.ResourceID] = e
-	}
+	ledger := s.LedgerByResource()
 	// What each volume and interface last served, and whether that instance still lives.
 	servedBy := map[string]InstanceRow{}
 	for _, in := range instances {
