@@ -321,7 +321,7 @@ func (s *Server) deleteVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if e := refuse(volumeRefusals, "DeleteVolume", v); e != nil {
+		if e := refuse(volumeRefusals, "DeleteVolume", volumeAt{v, c.now}); e != nil {
 			return e
 		}
 		if c.dryRun {
@@ -409,11 +409,8 @@ func (s *Server) modifyVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if v.State != volAvailable && v.State != volInUse {
-			return badRequest(CodeIncorrectState, "The volume '%s' is '%s'.", vid, v.State)
-		}
-		if v.Mod != nil && c.now.Before(v.Mod.End) {
-			return badRequest(CodeIncorrectModificationState, "Volume %s is already being modified.", vid)
+		if e := refuse(volumeRefusals, "ModifyVolume", volumeAt{v, c.now}); e != nil {
+			return e
 		}
 		m := &volumeModRec{OrigSize: v.SizeGiB, TargetSize: v.SizeGiB, OrigType: v.Type, TargetType: v.Type,
 			OrigIops: v.Iops, TargetIops: v.Iops, OrigThroughput: v.Throughput, TargetThroughput: v.Throughput,

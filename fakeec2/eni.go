@@ -135,25 +135,14 @@ func (s *Server) attachNetworkInterface(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		in := s.instances[iid]
-		if n.InstanceID != "" {
-			return badRequest("InvalidNetworkInterface.InUse", "Interface: [%s] in use.", id)
-		}
-		if in.State != stateRunning && in.State != stateStopped {
-			return badRequest(CodeIncorrectInstanceState, "The instance '%s' is not in the 'running' or 'stopped' states.", iid)
-		}
-		if n.Zone != in.Zone {
-			return badRequest(CodeInvalidParameterCombination, "You may not attach a network interface to an instance if they are not in the same availability zone")
-		}
-		if n.VpcID != in.VpcID {
-			return badRequest(CodeInvalidParameterCombination, "You may not attach a network interface to an instance if they are not in the same VPC")
-		}
+		a := interfaceAttachment{n: n, in: in, index: int(idx), max: s.maxENIs(in.InstanceType)}
 		for _, other := range append([]string{in.ENIID}, in.SecondaryENIs...) {
-			if o := s.enis[other]; o != nil && int64(o.DeviceIndex) == idx {
-				return errInvalidValue("Instance '%s' already has an interface attached at device index '%d'.", iid, idx)
+			if o := s.enis[other]; o != nil {
+				a.taken = append(a.taken, o.DeviceIndex)
 			}
 		}
-		if max := s.maxENIs(in.InstanceType); 1+len(in.SecondaryENIs) >= max {
-			return badRequest("AttachmentLimitExceeded", "Interface count %d exceeds the limit for %s", 2+len(in.SecondaryENIs), in.InstanceType)
+		if e := refuse(interfaceAttachRefusals, "AttachNetworkInterface", a); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()
@@ -198,8 +187,8 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
 		if n == nil {
 			return badRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", att)
 		}
-		if n.DeviceIndex == 0 {
-			return badRequest("OperationNotPermitted", "The network interface at device index 0 cannot be detached.")
+		if e := refuse(interfaceRefusals, "DetachNetworkInterface", n); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()

@@ -15,8 +15,8 @@ func (s *Server) rebootInstances(c *call) (wireResponse, *APIError) {
 		return nil, e
 	}
 	for _, id := range ids {
-		if st := s.instances[id].State; st != stateRunning {
-			return nil, badRequest(CodeIncorrectState, "The instance '%s' is not in a state from which it can be rebooted.", id)
+		if e := refuse(instanceRefusals, "RebootInstances", s.instances[id]); e != nil {
+			return nil, e
 		}
 	}
 	if c.dryRun {

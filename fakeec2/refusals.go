@@ -2,7 +2,9 @@ package fakeec2
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 )
 
 // The preconditions of EC2's mutating actions, as the EC2 API reference states them: for
@@ -29,6 +31,29 @@ func refuse[T any](rules map[string][]refusal[T], action string, r T) *APIError 
 }
 
 var instanceRefusals = map[string][]refusal[*instance]{
+	"StartInstances": {{
+		when: func(in *instance) bool {
+			return in.State != stateStopped && in.State != statePending && in.State != stateRunning
+		},
+		code: CodeIncorrectInstanceState,
+		message: func(in *instance) string {
+			return fmt.Sprintf("The instance '%s' is not in a state from which it can be started.", in.ID)
+		},
+	}},
+	"RebootInstances": {{
+		when: func(in *instance) bool { return in.State != stateRunning },
+		code: CodeIncorrectState,
+		message: func(in *instance) string {
+			return fmt.Sprintf("The instance '%s' is not in a state from which it can be rebooted.", in.ID)
+		},
+	}},
+	"ModifyInstanceMetadataOptions": {{
+		when: func(in *instance) bool { return in.State == stateShuttingDown || in.State == stateTerminated },
+		code: CodeIncorrectInstanceState,
+		message: func(in *instance) string {
+			return fmt.Sprintf("The instance '%s' is not in a state from which its metadata options can be modified.", in.ID)
+		},
+	}},
 	"TerminateInstances": {{
 		when: func(in *instance) bool { return in.DisableAPITermination && in.State != stateTerminated },
 		code: "OperationNotPermitted",
@@ -61,17 +86,36 @@ var instanceRefusals = map[string][]refusal[*instance]{
 	}},
 }
 
-var volumeRefusals = map[string][]refusal[*volume]{
+// volumeAt is a volume as a request finds it at the lab's time now.
+type volumeAt struct {
+	v   *volume
+	now time.Time
+}
+
+// volumeUsable refuses a volume that is being created or deleted.
+var volumeUsable = refusal[volumeAt]{
+	when:    func(a volumeAt) bool { return a.v.State != volAvailable && a.v.State != volInUse },
+	code:    CodeIncorrectState,
+	message: func(a volumeAt) string { return fmt.Sprintf("The volume '%s' is '%s'.", a.v.ID, a.v.State) },
+}
+
+var volumeRefusals = map[string][]refusal[volumeAt]{
+	"ModifyVolume": {volumeUsable, {
+		when:    func(a volumeAt) bool { return a.v.Mod != nil && a.now.Before(a.v.Mod.End) },
+		code:    CodeIncorrectModificationState,
+		message: func(a volumeAt) string { return fmt.Sprintf("Volume %s is already being modified.", a.v.ID) },
+	}},
+	"CreateSnapshot": {volumeUsable},
 	"DeleteVolume": {{
-		when: func(v *volume) bool { return v.InstanceID != "" },
+		when: func(a volumeAt) bool { return a.v.InstanceID != "" },
 		code: "VolumeInUse",
-		message: func(v *volume) string {
-			return fmt.Sprintf("Volume %s is currently attached to %s", v.ID, v.InstanceID)
+		message: func(a volumeAt) string {
+			return fmt.Sprintf("Volume %s is currently attached to %s", a.v.ID, a.v.InstanceID)
 		},
 	}, {
-		when:    func(v *volume) bool { return v.State != volAvailable },
+		when:    func(a volumeAt) bool { return a.v.State != volAvailable },
 		code:    CodeIncorrectState,
-		message: func(v *volume) string { return fmt.Sprintf("The volume '%s' is '%s'.", v.ID, v.State) },
+		message: func(a volumeAt) string { return fmt.Sprintf("The volume '%s' is '%s'.", a.v.ID, a.v.State) },
 	}},
 }
 
@@ -81,6 +125,73 @@ var interfaceRefusals = map[string][]refusal[*networkInterface]{
 		code: "InvalidNetworkInterface.InUse",
 		message: func(n *networkInterface) string {
 			return fmt.Sprintf("The network interface '%s' is currently in use.", n.ID)
+		},
+	}},
+	"DetachNetworkInterface": {{
+		when:    func(n *networkInterface) bool { return n.DeviceIndex == 0 },
+		code:    "OperationNotPermitted",
+		message: func(*networkInterface) string { return "The network interface at device index 0 cannot be detached." },
+	}},
+}
+
+// interfaceAttachment is an AttachNetworkInterface request: the interface, the instance,
+// the device index asked for, the indexes the instance's interfaces take and how many
+// interfaces its type allows.
+type interfaceAttachment struct {
+	n     *networkInterface
+	in    *instance
+	index int
+	taken []int
+	max   int
+}
+
+var interfaceAttachRefusals = map[string][]refusal[interfaceAttachment]{
+	"AttachNetworkInterface": {{
+		when:    func(a interfaceAttachment) bool { return a.n.InstanceID != "" },
+		code:    "InvalidNetworkInterface.InUse",
+		message: func(a interfaceAttachment) string { return fmt.Sprintf("Interface: [%s] in use.", a.n.ID) },
+	}, {
+		when: func(a interfaceAttachment) bool { return a.in.State != stateRunning && a.in.State != stateStopped },
+		code: CodeIncorrectInstanceState,
+		message: func(a interfaceAttachment) string {
+			return fmt.Sprintf("The instance '%s' is not in the 'running' or 'stopped' states.", a.in.ID)
+		},
+	}, {
+		when: func(a interfaceAttachment) bool { return a.n.Zone != a.in.Zone },
+		code: CodeInvalidParameterCombination,
+		message: func(interfaceAttachment) string {
+			return "You may not attach a network interface to an instance if they are not in the same availability zone"
+		},
+	}, {
+		when: func(a interfaceAttachment) bool { return a.n.VpcID != a.in.VpcID },
+		code: CodeInvalidParameterCombination,
+		message: func(interfaceAttachment) string {
+			return "You may not attach a network interface to an instance if they are not in the same VPC"
+		},
+	}, {
+		when: func(a interfaceAttachment) bool { return slices.Contains(a.taken, a.index) },
+		code: CodeInvalidParameterValue,
+		message: func(a interfaceAttachment) string {
+			return fmt.Sprintf("Instance '%s' already has an interface attached at device index '%d'.", a.in.ID, a.index)
+		},
+	}, {
+		when: func(a interfaceAttachment) bool { return len(a.taken) >= a.max },
+		code: "AttachmentLimitExceeded",
+		message: func(a interfaceAttachment) string {
+			return fmt.Sprintf("Interface count %d exceeds the limit for %s", len(a.taken)+1, a.in.InstanceType)
+		},
+	}},
+}
+
+// snapshotUse is a snapshot's ID and the image whose root it is ("" when none).
+type snapshotUse struct{ id, image string }
+
+var snapshotRefusals = map[string][]refusal[snapshotUse]{
+	"DeleteSnapshot": {{
+		when: func(u snapshotUse) bool { return u.image != "" },
+		code: "InvalidSnapshot.InUse",
+		message: func(u snapshotUse) string {
+			return fmt.Sprintf("The snapshot %s is currently in use by %s", u.id, u.image)
 		},
 	}},
 }

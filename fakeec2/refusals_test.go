@@ -25,6 +25,7 @@ type refusalFixture struct {
 	root, data, farVolume, eni string
 	onDemandZone, subnet       string
 	nodeGroup, defaultGroup    string
+	primaryAttachment, amiSnap string
 }
 
 func newRefusalFixture(t *testing.T) *refusalFixture {
@@ -49,6 +50,10 @@ func newRefusalFixture(t *testing.T) *refusalFixture {
 	in := e.describe(fx.onDemand)[0]
 	fx.root = aws.ToString(in.BlockDeviceMappings[0].Ebs.VolumeId)
 	fx.eni = aws.ToString(in.NetworkInterfaces[0].NetworkInterfaceId)
+	fx.primaryAttachment = aws.ToString(in.NetworkInterfaces[0].Attachment.AttachmentId)
+	ami, err := e.ec2.DescribeImages(e.ctx, &ec2.DescribeImagesInput{ImageIds: []string{amd64}})
+	e.must(err)
+	fx.amiSnap = aws.ToString(ami.Images[0].BlockDeviceMappings[0].Ebs.SnapshotId)
 	volume := func(zone string) string {
 		v, err := e.ec2.CreateVolume(e.ctx, &ec2.CreateVolumeInput{AvailabilityZone: aws.String(zone), Size: aws.Int32(10)})
 		e.must(err)
@@ -74,7 +79,7 @@ func newRefusalFixture(t *testing.T) *refusalFixture {
 
 // state is what a refused call must leave as it was: the instances (state, tags,
 // protection), the volumes (state, attachments), the interface (status, attachment), the
-// launch templates, security groups and subnets.
+// launch templates, the image's snapshot, security groups and subnets.
 func (fx *refusalFixture) state(t *testing.T) string {
 	e, ctx := fx.e, fx.e.ctx
 	var b strings.Builder
@@ -105,6 +110,9 @@ func (fx *refusalFixture) state(t *testing.T) string {
 	for _, g := range sgs.SecurityGroups {
 		fmt.Fprintf(&b, "%s %s\n", aws.ToString(g.GroupId), aws.ToString(g.GroupName))
 	}
+	snaps, err := e.ec2.DescribeSnapshots(ctx, &ec2.DescribeSnapshotsInput{SnapshotIds: []string{fx.amiSnap}})
+	e.must(err)
+	fmt.Fprintf(&b, "%s %s\n", fx.amiSnap, snaps.Snapshots[0].State)
 	sns, err := e.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
 	e.must(err)
 	for _, sn := range sns.Subnets {
@@ -149,6 +157,11 @@ func (fx *refusalFixture) rows() []refusalRow {
 			fmt.Sprintf("ec2.delete_security_group(GroupId=%q)", fx.nodeGroup), []string{"delete-security-group", "--group-id", fx.nodeGroup}},
 		{"DeleteSecurityGroup of the default group", "CannotDelete",
 			fmt.Sprintf("ec2.delete_security_group(GroupId=%q)", fx.defaultGroup), []string{"delete-security-group", "--group-id", fx.defaultGroup}},
+		{"DetachNetworkInterface of a primary interface", "OperationNotPermitted",
+			fmt.Sprintf("ec2.detach_network_interface(AttachmentId=%q)", fx.primaryAttachment),
+			[]string{"detach-network-interface", "--attachment-id", fx.primaryAttachment}},
+		{"DeleteSnapshot of an image's root", "InvalidSnapshot.InUse",
+			fmt.Sprintf("ec2.delete_snapshot(SnapshotId=%q)", fx.amiSnap), []string{"delete-snapshot", "--snapshot-id", fx.amiSnap}},
 		{"DeleteSubnet with interfaces", "DependencyViolation",
 			fmt.Sprintf("ec2.delete_subnet(SubnetId=%q)", fx.subnet), []string{"delete-subnet", "--subnet-id", fx.subnet}},
 	}

@@ -127,8 +127,8 @@ func (s *Server) createSnapshot(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if v.State != volAvailable && v.State != volInUse {
-			return badRequest(CodeIncorrectState, "The volume '%s' is '%s'.", vid, v.State)
+		if e := refuse(volumeRefusals, "CreateSnapshot", volumeAt{v, c.now}); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()
@@ -217,10 +217,14 @@ func (s *Server) deleteSnapshot(c *call) (wireResponse, *APIError) {
 		return nil, errMissing("SnapshotId")
 	}
 	aerr := s.mutate(c, func() *APIError {
+		use := snapshotUse{id: id}
 		for _, im := range s.images {
 			if im.RootSnapshotID == id {
-				return badRequest("InvalidSnapshot.InUse", "The snapshot %s is currently in use by %s", id, im.ID)
+				use.image = im.ID
 			}
+		}
+		if e := refuse(snapshotRefusals, "DeleteSnapshot", use); e != nil {
+			return e
 		}
 		sn := s.snapshots[id]
 		if sn == nil {

@@ -72,10 +72,8 @@ func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			switch s.instances[id].State {
-			case stateStopped, statePending, stateRunning:
-			default:
-				return badRequest(CodeIncorrectInstanceState, "The instance '%s' is not in a state from which it can be started.", id)
+			if e := refuse(instanceRefusals, "StartInstances", s.instances[id]); e != nil {
+				return e
 			}
 		}
 		if c.dryRun {
@@ -145,8 +143,8 @@ func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *APIError
 			return e
 		}
 		in := s.instances[id]
-		if in.State == stateShuttingDown || in.State == stateTerminated {
-			return badRequest(CodeIncorrectInstanceState, "The instance '%s' is not in a state from which its metadata options can be modified.", id)
+		if e := refuse(instanceRefusals, "ModifyInstanceMetadataOptions", in); e != nil {
+			return e
 		}
 		if c.dryRun {
 			return errDryRun()
