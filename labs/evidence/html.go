@@ -163,13 +163,57 @@ func newPage(ev *Evidence) *page {
 	st := func(t *time.Time) stamp { return stampOf(origin, t) }
 	taken := ev.TakenAt
 	p := &page{Ev: ev, Taken: st(&taken), Origin: st(&origin)}
+	p.addPods(ev, st)
+	p.addClaims(ev, st)
+	p.addInstances(ev, st)
+	p.addLeftovers(ev, st)
+	p.addLaunches(ev, st)
+	p.Stats = pageStats(ev, p)
+	p.Timeline = buildTimeline(ev, origin)
+	p.Cost, p.CostRows = costCharts(ev.Cost)
+	return p
+}
 
-	leaked := map[string]bool{}
-	for _, l := range ev.Leaks {
-		leaked[l.InstanceID] = true
+// pageStats are the totals at the top of the page; the warning ones show only when nonzero.
+func pageStats(ev *Evidence, p *page) []stat {
+	running, liveClaims, liveInstances := 0, 0, 0
+	for i := range ev.Pods {
+		if ev.Pods[i].Phase == "Running" {
+			running++
+		}
 	}
-	claimPods := map[string]int{}
-	running, waiting := 0, 0
+	for i := range ev.NodeClaims {
+		if ev.NodeClaims[i].Deleted == nil {
+			liveClaims++
+		}
+	}
+	for i := range ev.Instances {
+		if s := ev.Instances[i].State; s == "running" || s == "pending" {
+			liveInstances++
+		}
+	}
+	stats := []stat{
+		{Label: "Pods", Value: strconv.Itoa(len(ev.Pods)), Note: "workload pods recorded"},
+		{Label: "Running", Value: strconv.Itoa(running), Note: fmt.Sprintf("of %d", len(ev.Pods)), Class: okIf(running == len(ev.Pods) && running > 0)},
+		{Label: "NodeClaims", Value: strconv.Itoa(len(ev.NodeClaims)), Note: fmt.Sprintf("%d live", liveClaims)},
+		{Label: "Instances", Value: strconv.Itoa(len(ev.Instances)), Note: fmt.Sprintf("%d running", liveInstances)},
+		{Label: "Cost so far", Value: fmt.Sprintf("$%.4f", ev.Cost.TotalUSD), Note: "accrued, all resources"},
+		{Label: "Cost per hour now", Value: fmt.Sprintf("$%.4f", ev.Cost.HourlyNowUSD), Note: "what is still billed"},
+	}
+	if waiting := len(p.Waiting); waiting > 0 {
+		stats = append(stats, stat{Label: "Not scheduled", Value: strconv.Itoa(waiting), Note: "pods with no node", Class: "warn"})
+	}
+	if len(ev.Leaks) > 0 {
+		stats = append(stats, stat{Label: "Leaked instances", Value: strconv.Itoa(len(ev.Leaks)), Note: "running, no NodeClaim", Class: "bad"})
+	}
+	if p.Failed > 0 {
+		stats = append(stats, stat{Label: "Failed launches", Value: strconv.Itoa(p.Failed), Note: "denied or refused calls", Class: "bad"})
+	}
+	return stats
+}
+
+// addPods fills the correlation table, and the table of pods that never reached a node.
+func (p *page) addPods(ev *Evidence, st func(*time.Time) stamp) {
 	for i := range ev.Pods {
 		r := &ev.Pods[i]
 		v := podView{Row: r, Pending: st(r.PendingSince), Scheduled: st(r.ScheduledAt), Started: st(r.StartedAt),
@@ -182,29 +226,35 @@ func newPage(ev *Evidence) *page {
 			v.Waited = duration(r.StartedAt.Sub(from))
 		}
 		p.Pods = append(p.Pods, v)
-		if r.Phase == "Running" {
-			running++
-		}
-		if r.NodeClaim != "" {
-			claimPods[r.NodeClaim]++
-		}
 		if isWaiting(r) {
-			waiting++
 			p.Waiting = append(p.Waiting, v)
 		}
 	}
-	liveClaims := 0
+}
+
+// addClaims fills the NodeClaims table, each with how many pods ran on it.
+func (p *page) addClaims(ev *Evidence, st func(*time.Time) stamp) {
+	claimPods := map[string]int{}
+	for i := range ev.Pods {
+		if c := ev.Pods[i].NodeClaim; c != "" {
+			claimPods[c]++
+		}
+	}
 	for i := range ev.NodeClaims {
 		r := &ev.NodeClaims[i]
 		created := r.Created
 		p.Claims = append(p.Claims, claimView{Row: r, Created: st(&created), Launched: st(r.Launched),
 			Registered: st(r.Registered), Initialized: st(r.Initialized),
 			DeletionRequested: st(r.DeletionRequested), Deleted: st(r.Deleted), Pods: claimPods[r.Name]})
-		if r.Deleted == nil {
-			liveClaims++
-		}
 	}
-	liveInstances := 0
+}
+
+// addInstances fills the instances table, each with its disks and interfaces.
+func (p *page) addInstances(ev *Evidence, st func(*time.Time) stamp) {
+	leaked := map[string]bool{}
+	for _, l := range ev.Leaks {
+		leaked[l.InstanceID] = true
+	}
 	for i := range ev.Instances {
 		r := &ev.Instances[i]
 		launched := r.LaunchTime
@@ -219,20 +269,26 @@ func newPage(ev *Evidence) *page {
 			v.ENIs = append(v.ENIs, eniView{Row: n, Tagged: costTagged(n.Tags)})
 		}
 		for _, vol := range r.Volumes {
-			// A deleted volume is no longer described, so whether it was encrypted is not known.
-			vv := volView{Row: vol, Encryption: "encryption unknown", EncryptedClass: "muted", Tagged: costTagged(vol.Tags)}
-			if vol.Encrypted != nil && *vol.Encrypted {
-				vv.Encryption, vv.EncryptedClass = "encrypted", "ok"
-			} else if vol.Encrypted != nil {
-				vv.Encryption, vv.EncryptedClass = "unencrypted", "bad"
-			}
-			v.Volumes = append(v.Volumes, vv)
+			v.Volumes = append(v.Volumes, newVolView(vol))
 		}
 		p.Insts = append(p.Insts, v)
-		if r.State == "running" || r.State == "pending" {
-			liveInstances++
-		}
 	}
+}
+
+func newVolView(vol VolumeRow) volView {
+	// A deleted volume is no longer described, so whether it was encrypted is not known.
+	vv := volView{Row: vol, Encryption: "encryption unknown", EncryptedClass: "muted", Tagged: costTagged(vol.Tags)}
+	if vol.Encrypted != nil && *vol.Encrypted {
+		vv.Encryption, vv.EncryptedClass = "encrypted", "ok"
+	} else if vol.Encrypted != nil {
+		vv.Encryption, vv.EncryptedClass = "unencrypted", "bad"
+	}
+	return vv
+}
+
+// addLeftovers fills the tables of leaked instances and unattached resources, each with how
+// long it has been left.
+func (p *page) addLeftovers(ev *Evidence, st func(*time.Time) stamp) {
 	for _, l := range ev.Leaks {
 		since := l.Since
 		p.Leaks = append(p.Leaks, leakView{Row: l, Since: st(&since), For: duration(ev.TakenAt.Sub(l.Since))})
@@ -241,6 +297,10 @@ func newPage(ev *Evidence) *page {
 		since := u.Since
 		p.Unattached = append(p.Unattached, unattachedView{Row: u, Since: st(&since), For: duration(ev.TakenAt.Sub(u.Since))})
 	}
+}
+
+// addLaunches fills the launch calls table and counts the failed calls.
+func (p *page) addLaunches(ev *Evidence, st func(*time.Time) stamp) {
 	for i := range ev.Launches {
 		c := &ev.Launches[i]
 		at := c.Time
@@ -253,28 +313,6 @@ func newPage(ev *Evidence) *page {
 		}
 		p.Launches = append(p.Launches, v)
 	}
-
-	p.Stats = []stat{
-		{Label: "Pods", Value: strconv.Itoa(len(ev.Pods)), Note: "workload pods recorded"},
-		{Label: "Running", Value: strconv.Itoa(running), Note: fmt.Sprintf("of %d", len(ev.Pods)), Class: okIf(running == len(ev.Pods) && running > 0)},
-		{Label: "NodeClaims", Value: strconv.Itoa(len(ev.NodeClaims)), Note: fmt.Sprintf("%d live", liveClaims)},
-		{Label: "Instances", Value: strconv.Itoa(len(ev.Instances)), Note: fmt.Sprintf("%d running", liveInstances)},
-		{Label: "Cost so far", Value: fmt.Sprintf("$%.4f", ev.Cost.TotalUSD), Note: "accrued, all resources"},
-		{Label: "Cost per hour now", Value: fmt.Sprintf("$%.4f", ev.Cost.HourlyNowUSD), Note: "what is still billed"},
-	}
-	if waiting > 0 {
-		p.Stats = append(p.Stats, stat{Label: "Not scheduled", Value: strconv.Itoa(waiting), Note: "pods with no node", Class: "warn"})
-	}
-	if len(ev.Leaks) > 0 {
-		p.Stats = append(p.Stats, stat{Label: "Leaked instances", Value: strconv.Itoa(len(ev.Leaks)), Note: "running, no NodeClaim", Class: "bad"})
-	}
-	if p.Failed > 0 {
-		p.Stats = append(p.Stats, stat{Label: "Failed launches", Value: strconv.Itoa(p.Failed), Note: "denied or refused calls", Class: "bad"})
-	}
-
-	p.Timeline = buildTimeline(ev, origin)
-	p.Cost, p.CostRows = costCharts(ev.Cost)
-	return p
 }
 
 func costTagged(tags map[string]string) bool {
