@@ -79,7 +79,8 @@ func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*Stat
 	defer logFile.Close()
 	fmt.Fprintf(logFile, "\n=== karplab daemon starting %s ===\n", time.Now().UTC().Format(time.RFC3339))
 
-	cmd := exec.Command(exe, o.DaemonArgs()...)
+	// The checks above are the daemon's: it does not run them again.
+	cmd := exec.Command(exe, append(o.DaemonArgs(), "--"+PreflightDoneFlag)...)
 	cmd.Env = append(os.Environ(), "KARPLAB_HOME="+string(h))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this shell

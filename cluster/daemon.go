@@ -26,6 +26,10 @@ import (
 // daemonCommand is the hidden CLI verb that runs the daemon in the background.
 const daemonCommand = "daemon"
 
+// PreflightDoneFlag is the daemon verb's flag (DaemonConfig.Preflighted) that Start passes
+// once it has run Preflight itself.
+const PreflightDoneFlag = "preflight-done"
+
 // DaemonConfig configures one lab daemon.
 type DaemonConfig struct {
 	Home Home
@@ -52,6 +56,10 @@ type DaemonConfig struct {
 	Karpenter karpenter.Options
 	// MetricsResolution is how often the metrics API samples usage (0: metrics-server's 15s).
 	MetricsResolution time.Duration
+	// Preflighted says the process that launched the daemon has just run Preflight on the
+	// same choices (Start does): the daemon does not check again. A daemon run in the
+	// foreground runs its own.
+	Preflighted bool
 }
 
 func (c *DaemonConfig) defaults() {
@@ -116,8 +124,10 @@ type daemon struct {
 func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	cfg.defaults()
 	h := cfg.Home
-	if err := Preflight(ctx, h, cfg.target()); err != nil {
-		return err
+	if !cfg.Preflighted {
+		if err := Preflight(ctx, h, cfg.target()); err != nil {
+			return err
+		}
 	}
 	if err := h.Ensure(); err != nil {
 		return err

@@ -46,7 +46,8 @@ func newBackend(cfg DaemonConfig) (backend.Backend, error) {
 	case "kind":
 		return kind.New(kind.Options{Recorded: cfg.Home.recordedBy()}), nil
 	case "existing":
-		return existing.New(existing.Options{Kubeconfig: cfg.Kubeconfig, Context: cfg.Context, Recorded: cfg.Home.recordedBy()}), nil
+		// RunDaemon's Preflight, or the CLI's it trusts, has just checked the cluster.
+		return existing.New(existing.Options{Kubeconfig: cfg.Kubeconfig, Context: cfg.Context, Recorded: cfg.Home.recordedBy(), Checked: true}), nil
 	case "embedded":
 		return newEmbedded(cfg.Home.ControlPlaneDir(), cfg.Logger.With("component", "controlplane")), nil
 	default:

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -69,18 +70,13 @@ var needed = []access{
 // Check tells whether the lab can run on the cluster cfg reaches, returning its version. Each
 // failure is one line that says what is wrong and what to do.
 func Check(ctx context.Context, cfg *rest.Config, recorded func(resource, name, uid string) bool) (string, error) {
-	quick := rest.CopyConfig(cfg)
-	quick.Timeout = 10 * time.Second
-	kube, err := kubernetes.NewForConfig(quick)
+	quick, kube, err := quickClient(cfg)
 	if err != nil {
-		return "", fmt.Errorf("the kubeconfig for %s: %s", cfg.Host, oneLine(err))
+		return "", err
 	}
-	v, err := kube.Discovery().ServerVersion()
-	switch {
-	case apierrors.IsUnauthorized(err):
-		return "", fmt.Errorf("the cluster at %s refused the kubeconfig's credentials (Unauthorized): use a kubeconfig whose user can sign in", cfg.Host)
-	case err != nil:
-		return "", fmt.Errorf("cannot reach the cluster at %s: %s; check --kubeconfig and --context, and that the cluster runs", cfg.Host, oneLine(err))
+	v, err := serverVersion(kube, cfg.Host)
+	if err != nil {
+		return "", err
 	}
 	minor, err := strconv.Atoi(strings.TrimRight(v.Minor, "+"))
 	if v.Major != "1" || err != nil || minor < MinMinor || minor > MaxMinor {
@@ -94,6 +90,29 @@ func Check(ctx context.Context, cfg *rest.Config, recorded func(resource, name, 
 		return "", err
 	}
 	return v.GitVersion, checkNoKarpenter(ctx, kube, dyn, recorded)
+}
+
+// quickClient is a client of cfg's cluster that gives up after the checks' short timeout.
+func quickClient(cfg *rest.Config) (*rest.Config, kubernetes.Interface, error) {
+	quick := rest.CopyConfig(cfg)
+	quick.Timeout = 10 * time.Second
+	kube, err := kubernetes.NewForConfig(quick)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the kubeconfig for %s: %s", cfg.Host, oneLine(err))
+	}
+	return quick, kube, nil
+}
+
+// serverVersion asks the cluster at host its version; a failure says what to do.
+func serverVersion(kube kubernetes.Interface, host string) (*version.Info, error) {
+	v, err := kube.Discovery().ServerVersion()
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return nil, fmt.Errorf("the cluster at %s refused the kubeconfig's credentials (Unauthorized): use a kubeconfig whose user can sign in", host)
+	case err != nil:
+		return nil, fmt.Errorf("cannot reach the cluster at %s: %s; check --kubeconfig and --context, and that the cluster runs", host, oneLine(err))
+	}
+	return v, nil
 }
 
 func checkAccess(ctx context.Context, kube kubernetes.Interface) error {

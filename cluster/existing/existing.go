@@ -29,6 +29,10 @@ type Options struct {
 	// Recorded says whether the lab itself created the object (in its install record), so
 	// Karpenter's CRDs from the lab's own earlier start are not taken for another Karpenter.
 	Recorded func(resource, name, uid string) bool
+	// Checked says the caller has run Check on this cluster just before (the daemon's
+	// preflight, or the CLI's that started it): Start does not check again, it only asks
+	// the cluster's version.
+	Checked bool
 }
 
 // Backend is the existing-cluster backend. It implements backend.Backend.
@@ -52,7 +56,7 @@ func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Wr
 	if err != nil {
 		return err
 	}
-	version, err := Check(ctx, cfg, b.opts.Recorded)
+	version, err := b.check(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -71,6 +75,22 @@ func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Wr
 	}
 	b.rest = cfg
 	return nil
+}
+
+// check runs Check, unless the caller has (Options.Checked); it returns the cluster's version.
+func (b *Backend) check(ctx context.Context, cfg *rest.Config) (string, error) {
+	if !b.opts.Checked {
+		return Check(ctx, cfg, b.opts.Recorded)
+	}
+	_, kube, err := quickClient(cfg)
+	if err != nil {
+		return "", err
+	}
+	v, err := serverVersion(kube, cfg.Host)
+	if err != nil {
+		return "", err
+	}
+	return v.GitVersion, nil
 }
 
 // RESTConfig implements backend.Backend.

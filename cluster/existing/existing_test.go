@@ -87,3 +87,25 @@ func TestStartRefusesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestStartTrustsItsCallersCheck: with Checked, Start asks the cluster its version only (a
+// server that answers nothing else will do), names it and writes the lab's kubeconfig;
+// without, it checks the cluster itself.
+func TestStartTrustsItsCallersCheck(t *testing.T) {
+	theirs := kubeconfig(t, versionServer(t, "1", "33", "v1.33.1"))
+	out := filepath.Join(t.TempDir(), "lab-kubeconfig")
+	var status strings.Builder
+	if err := New(Options{Kubeconfig: theirs, Checked: true}).Start(t.Context(), out, &status); err != nil {
+		t.Fatalf("Start after the caller's Check: %v", err)
+	}
+	if !strings.Contains(status.String(), "Kubernetes v1.33.1") {
+		t.Errorf("status %q does not name the version", status.String())
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("the lab's kubeconfig: %v", err)
+	}
+	err := New(Options{Kubeconfig: theirs}).Start(t.Context(), filepath.Join(t.TempDir(), "lab-kubeconfig"), &status)
+	if err == nil || !strings.Contains(err.Error(), "asking the cluster what the kubeconfig's user may do") {
+		t.Errorf("Start without Checked: %v, want its own Check's access review", err)
+	}
+}

@@ -110,7 +110,8 @@ func daemonCommand() *cli.Command {
 		Name:   "daemon",
 		Hidden: true,
 		Usage:  "run the lab in the foreground (what start launches)",
-		Flags:  startFlags(),
+		Flags: append(startFlags(), &cli.BoolFlag{Name: cluster.PreflightDoneFlag, Hidden: true,
+			Usage: "start has just checked these choices (and the cluster): do not check again"}),
 		Action: func(c *cli.Context) error {
 			home, err := cluster.DefaultHome()
 			if err != nil {
@@ -138,6 +139,8 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		BootDelay:  zeroMeansNone(c.Duration("boot-delay")),
 		Logger:     logger(c),
 		Status:     c.App.ErrWriter,
+		// Set when start launched this daemon: start --foreground has checked nothing.
+		Preflighted: c.Bool(cluster.PreflightDoneFlag),
 	})
 	var running *cluster.AlreadyRunningError
 	if errors.As(err, &running) {

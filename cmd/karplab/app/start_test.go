@@ -1,0 +1,97 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// runAsKarplab makes the test binary karplab itself: start launches the daemon as its own
+// executable, which in a test is this binary.
+const runAsKarplab = "KARPLAB_APP_TEST_RUN_AS_KARPLAB"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsKarplab) != "" {
+		os.Exit(Run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// checkedCluster serves a cluster that passes the existing backend's Check (Kubernetes
+// 1.33, every right, no Karpenter) and answers nothing else, and counts the Checks: each
+// looks for Karpenter's pods once. It returns a kubeconfig for it.
+func checkedCluster(t *testing.T) (string, *atomic.Int32) {
+	checks := new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/version":
+			fmt.Fprint(w, `{"major":"1","minor":"33","gitVersion":"v1.33.0"}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews":
+			fmt.Fprint(w, `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","status":{"allowed":true}}`)
+		case r.URL.Path == "/api/v1/pods" && r.URL.Query().Get("labelSelector") == "app.kubernetes.io/name=karpenter":
+			checks.Add(1)
+			fmt.Fprint(w, `{"apiVersion":"v1","kind":"PodList","items":[]}`)
+		case r.URL.Path == "/apis/coordination.k8s.io/v1/leases":
+			fmt.Fprint(w, `{"apiVersion":"coordination.k8s.io/v1","kind":"LeaseList","items":[]}`)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"apiVersion":"v1","kind":"Status","status":"Failure","reason":"NotFound","code":404,"message":"this test's cluster answers the checks only"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+current-context: theirs
+clusters: [{name: theirs, cluster: {server: "`+srv.URL+`"}}]
+users: [{name: admin, user: {token: t}}]
+contexts: [{name: theirs, context: {cluster: theirs, user: admin}}]
+`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, checks
+}
+
+// TestStartChecksTheClusterOnce: `start --backend existing` checks the cluster once, in
+// the CLI before it launches the daemon, which trusts that check; a daemon in the
+// foreground checks it once itself. The cluster answers only the checks, so the daemon
+// fails at its first step after them (reading namespace kube-system): proof it ran.
+func TestStartChecksTheClusterOnce(t *testing.T) {
+	t.Setenv(runAsKarplab, "1") // for the daemon start launches
+	for _, mode := range []string{"background", "foreground"} {
+		t.Run(mode, func(t *testing.T) {
+			kubeconfig, checks := checkedCluster(t)
+			t.Setenv("KARPLAB_HOME", t.TempDir())
+			args := []string{"karplab", "start", "--backend", "existing", "--kubeconfig", kubeconfig,
+				"--ec2-addr", freeAddr(t), "--timeout", "1m"}
+			if mode == "foreground" {
+				args = append(args, "--foreground")
+			}
+			var stderr strings.Builder
+			code := Run(args, strings.NewReader(""), &stderr, &stderr)
+			if code != ExitError || !strings.Contains(stderr.String(), "reading namespace kube-system") {
+				t.Fatalf("exit %d, want %d and the daemon's error on reading namespace kube-system:\n%s", code, ExitError, stderr.String())
+			}
+			if n := checks.Load(); n != 1 {
+				t.Errorf("the cluster was checked %d times, want once; output:\n%s", n, stderr.String())
+			}
+		})
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
