@@ -27,10 +27,7 @@ type eniView struct {
 
 // addInstances fills the instances table, each with its disks and interfaces.
 func (p *page) addInstances(ev *Evidence, st func(*time.Time) stamp) {
-	leaked := map[string]bool{}
-	for _, l := range ev.Leaks {
-		leaked[l.InstanceID] = true
-	}
+	leaked := leakedInstances(ev)
 	for i := range ev.Instances {
 		r := &ev.Instances[i]
 		launched := r.LaunchTime
@@ -69,4 +66,13 @@ func costTagged(tags map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// leakedInstances are the IDs of the leaked instances.
+func leakedInstances(ev *Evidence) map[string]bool {
+	leaked := map[string]bool{}
+	for _, l := range ev.Leaks {
+		leaked[l.InstanceID] = true
+	}
+	return leaked
 }

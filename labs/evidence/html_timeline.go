@@ -92,14 +92,7 @@ func buildTimeline(ev *Evidence, origin time.Time) timeline {
 	ax := newAxis(origin, times, tl.ChartX0, tl.ChartX1)
 	b := &tlBuilder{ax: ax, origin: origin, end: ev.TakenAt}
 	tl.Ticks, tl.Breaks, tl.TakenX = ax.ticks(), ax.breaks, ax.x(ev.TakenAt)
-	lastEnd := math.Inf(-1)
-	for i := range tl.Breaks {
-		br := &tl.Breaks[i]
-		w := 6.5 * float64(len(br.Label)+4)
-		if c := br.X + br.W/2; c-w/2 > lastEnd+4 {
-			br.ShowLabel, lastEnd = true, c+w/2
-		}
-	}
+	labelBreaks(tl.Breaks)
 
 	sources, waiting := timelineSources(ev)
 	tl.Compact = len(ev.Pods) > tlDetailedPods || len(sources) > tlDetailedGroups
@@ -117,20 +110,7 @@ func buildTimeline(ev *Evidence, origin time.Time) timeline {
 	}
 	if tl.Compact {
 		shown := pickRows(sources, tlMaxRows)
-		if hidden := len(sources) - len(shown); hidden > 0 {
-			drawn := map[*tlSource]bool{}
-			for _, s := range shown {
-				drawn[s] = true
-			}
-			hiddenPods := 0
-			for _, s := range sources {
-				if !drawn[s] {
-					hiddenPods += len(s.pods)
-				}
-			}
-			tl.Note = fmt.Sprintf("And %s with %s are not drawn (failed, disrupted and leaked machines are drawn first); the tables below list every one.",
-				plural(hidden, "more machine"), plural(hiddenPods, "pod"))
-		}
+		tl.Note = hiddenNote(sources, shown)
 		if len(shown) > 0 {
 			add(b.compactGroup(shown, len(sources), y))
 		}
@@ -141,11 +121,7 @@ func buildTimeline(ev *Evidence, origin time.Time) timeline {
 	}
 	if waiting != nil {
 		if tl.Compact && len(waiting.pods) > 2 {
-			g := tlGroup{Y: y, TextY: y + 17}
-			g.Title, g.Sub, g.Class = waiting.heading()
-			l := b.aggregateLane(waiting.pods, plural(len(waiting.pods), "pod"), y+tlHeadH, tlAggH)
-			g.Lanes, g.H = []tlLane{l}, tlHeadH+l.H
-			add(g, g.Title+" ("+g.Sub+"): "+l.Title+".")
+			add(b.waitingGroup(waiting, y))
 		} else {
 			add(b.group(waiting, y))
 		}
@@ -157,20 +133,59 @@ func buildTimeline(ev *Evidence, origin time.Time) timeline {
 		tl.Height += 24
 	}
 	tl.FitsPage = tl.Height <= 1000
-	tl.Title = fmt.Sprintf("Timeline of %d pods, %d NodeClaims and %d instances, from %s to %s (evidence taken).",
-		len(ev.Pods), len(ev.NodeClaims), len(ev.Instances), relative(ax.start.Sub(origin)), relative(ev.TakenAt.Sub(origin)))
-	if len(tl.Breaks) > 0 {
-		var gaps []string
-		for _, br := range tl.Breaks {
-			gaps = append(gaps, br.Label)
-		}
-		tl.Title += " Quiet stretches (" + strings.Join(gaps, ", ") + ") are drawn compressed."
-	}
+	tl.Title = timelineTitle(ev, ax, tl.Breaks)
 	tl.Desc = strings.Join(desc, " ")
 	if tl.Note != "" {
 		tl.Desc += " " + tl.Note
 	}
 	return tl
+}
+
+// labelBreaks shows a break's label only where it clears the label of the break before.
+func labelBreaks(breaks []tlBreak) {
+	lastEnd := math.Inf(-1)
+	for i := range breaks {
+		br := &breaks[i]
+		w := 6.5 * float64(len(br.Label)+4)
+		if c := br.X + br.W/2; c-w/2 > lastEnd+4 {
+			br.ShowLabel, lastEnd = true, c+w/2
+		}
+	}
+}
+
+// hiddenNote says how many machines (and their pods) a compact timeline leaves out, if any.
+func hiddenNote(sources, shown []*tlSource) string {
+	hidden := len(sources) - len(shown)
+	if hidden <= 0 {
+		return ""
+	}
+	drawn := map[*tlSource]bool{}
+	for _, s := range shown {
+		drawn[s] = true
+	}
+	hiddenPods := 0
+	for _, s := range sources {
+		if !drawn[s] {
+			hiddenPods += len(s.pods)
+		}
+	}
+	return fmt.Sprintf("And %s with %s are not drawn (failed, disrupted and leaked machines are drawn first); the tables below list every one.",
+		plural(hidden, "more machine"), plural(hiddenPods, "pod"))
+}
+
+// timelineTitle is the SVG's title: what it draws, over which span, and which stretches are compressed.
+func timelineTitle(ev *Evidence, ax *tlAxis, breaks []tlBreak) string {
+	origin := ax.origin
+	title := fmt.Sprintf("Timeline of %d pods, %d NodeClaims and %d instances, from %s to %s (evidence taken).",
+		len(ev.Pods), len(ev.NodeClaims), len(ev.Instances), relative(ax.start.Sub(origin)), relative(ev.TakenAt.Sub(origin)))
+	if len(breaks) > 0 {
+		var gaps []string
+		for _, br := range breaks {
+			gaps = append(gaps, br.Label)
+		}
+		title += " Quiet stretches (" + strings.Join(gaps, ", ") + ") are drawn compressed."
+	}
+	return title
 }
 
 // evidenceTimes is every moment the evidence records, so the axis covers all of them.

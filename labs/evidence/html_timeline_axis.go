@@ -35,6 +35,16 @@ type tlAxisSeg struct{ a, b, x0, x1 float64 }
 
 func newAxis(origin time.Time, times []time.Time, x0, x1 float64) *tlAxis {
 	ax := &tlAxis{origin: origin}
+	secs := uniqueSeconds(origin, times)
+	ax.start = origin.Add(time.Duration(secs[0] * float64(time.Second)))
+	ax.segs = linearStretches(secs)
+	ax.layout(x0, x1)
+	return ax
+}
+
+// uniqueSeconds are the times as sorted, distinct offsets from origin (to the millisecond);
+// no times give a single offset of zero.
+func uniqueSeconds(origin time.Time, times []time.Time) []float64 {
 	var secs []float64
 	for _, t := range times {
 		secs = append(secs, math.Round(t.Sub(origin).Seconds()*1000)/1000)
@@ -50,7 +60,11 @@ func newAxis(origin time.Time, times []time.Time, x0, x1 float64) *tlAxis {
 	if len(secs) == 0 {
 		secs = []float64{0}
 	}
-	ax.start = origin.Add(time.Duration(secs[0] * float64(time.Second)))
+	return secs
+}
+
+// linearStretches cuts sorted offsets at their six longest quiet gaps (those over the threshold).
+func linearStretches(secs []float64) []tlAxisSeg {
 	span := secs[len(secs)-1] - secs[0]
 	threshold := math.Max(15, span/20)
 	type gap struct {
@@ -68,13 +82,18 @@ func newAxis(origin time.Time, times []time.Time, x0, x1 float64) *tlAxis {
 		gaps = gaps[:6]
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].i < gaps[j].i })
+	var segs []tlAxisSeg
 	from := secs[0]
 	for _, g := range gaps {
-		ax.segs = append(ax.segs, tlAxisSeg{a: from, b: secs[g.i]})
+		segs = append(segs, tlAxisSeg{a: from, b: secs[g.i]})
 		from = secs[g.i+1]
 	}
-	ax.segs = append(ax.segs, tlAxisSeg{a: from, b: secs[len(secs)-1]})
+	return append(segs, tlAxisSeg{a: from, b: secs[len(secs)-1]})
+}
 
+// layout places the stretches between x0 and x1 with a break between each two, and sets the
+// knots that map time to x.
+func (ax *tlAxis) layout(x0, x1 float64) {
 	// A stretch with one instant in it gets a narrow fixed width; the others share the rest
 	// in proportion to their durations, each at least tlMinSegW wide.
 	const pointW = 12.0
@@ -123,7 +142,6 @@ func newAxis(origin time.Time, times []time.Time, x0, x1 float64) *tlAxis {
 		}
 		x += w + tlBreakW
 	}
-	return ax
 }
 
 func (ax *tlAxis) x(t time.Time) float64 {

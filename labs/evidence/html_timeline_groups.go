@@ -159,6 +159,15 @@ func (b *tlBuilder) group(s *tlSource, y float64) (tlGroup, string) {
 	return g, strings.Join(desc, " ")
 }
 
+// waitingGroup draws the pods that never reached a node in one aggregate lane.
+func (b *tlBuilder) waitingGroup(waiting *tlSource, y float64) (tlGroup, string) {
+	g := tlGroup{Y: y, TextY: y + 17}
+	g.Title, g.Sub, g.Class = waiting.heading()
+	l := b.aggregateLane(waiting.pods, plural(len(waiting.pods), "pod"), y+tlHeadH, tlAggH)
+	g.Lanes, g.H = []tlLane{l}, tlHeadH+l.H
+	return g, g.Title + " (" + g.Sub + "): " + l.Title + "."
+}
+
 // compactGroup draws many machines one row each: NodeClaim, instance and node as thin strips
 // over the strips of the machine's pods. total counts the machines, drawn or not.
 func (b *tlBuilder) compactGroup(sources []*tlSource, total int, y float64) (tlGroup, string) {

@@ -14,48 +14,11 @@ type tlSource struct {
 // instance, node and the pods that ran on it or were nominated for it; then nodes and
 // instances no NodeClaim explains; and last the pods that never reached a node.
 func timelineSources(ev *Evidence) (sources []*tlSource, waiting *tlSource) {
+	x := newMachineIndex(ev)
 	byClaim := map[string]*tlSource{}
-	instByID := map[string]*InstanceRow{}
-	instByClaim := map[string]*InstanceRow{}
-	for i := range ev.Instances {
-		in := &ev.Instances[i]
-		instByID[in.ID] = in
-		if in.NodeClaim != "" && instByClaim[in.NodeClaim] == nil {
-			instByClaim[in.NodeClaim] = in
-		}
-	}
-	nodeByName := map[string]*NodeRow{}
-	nodeByInst := map[string]*NodeRow{}
-	for i := range ev.Nodes {
-		n := &ev.Nodes[i]
-		nodeByName[n.Name] = n
-		if n.InstanceID != "" {
-			nodeByInst[n.InstanceID] = n
-		}
-	}
-	leaked := map[string]bool{}
-	for _, l := range ev.Leaks {
-		leaked[l.InstanceID] = true
-	}
-	usedInst, usedNode := map[string]bool{}, map[string]bool{}
 	for i := range ev.NodeClaims {
-		c := &ev.NodeClaims[i]
-		s := &tlSource{claim: c, inst: instByID[c.InstanceID]}
-		if s.inst == nil {
-			s.inst = instByClaim[c.Name]
-		}
-		s.node = nodeByName[c.NodeName]
-		if s.node == nil && s.inst != nil {
-			s.node = nodeByInst[s.inst.ID]
-		}
-		if s.inst != nil {
-			usedInst[s.inst.ID] = true
-			s.leaked = leaked[s.inst.ID]
-		}
-		if s.node != nil {
-			usedNode[s.node.Name] = true
-		}
-		byClaim[c.Name] = s
+		s := x.claimSource(&ev.NodeClaims[i])
+		byClaim[s.claim.Name] = s
 		sources = append(sources, s)
 	}
 	byNode := map[string]*tlSource{}
@@ -71,15 +34,7 @@ func timelineSources(ev *Evidence) (sources []*tlSource, waiting *tlSource) {
 		case p.Node != "":
 			s := byNode[p.Node]
 			if s == nil {
-				s = &tlSource{node: nodeByName[p.Node]}
-				if s.node == nil {
-					s.node = &NodeRow{Name: p.Node, InstanceID: p.InstanceID}
-				}
-				if in := instByID[s.node.InstanceID]; in != nil && !usedInst[in.ID] {
-					s.inst, s.leaked = in, leaked[in.ID]
-					usedInst[in.ID] = true
-				}
-				usedNode[p.Node] = true
+				s = x.nodeSource(p)
 				byNode[p.Node] = s
 				sources = append(sources, s)
 			}
@@ -91,23 +46,93 @@ func timelineSources(ev *Evidence) (sources []*tlSource, waiting *tlSource) {
 			waiting.pods = append(waiting.pods, p)
 		}
 	}
+	return append(sources, x.unclaimed(ev)...), waiting
+}
+
+// machineIndex finds instances and nodes by the identifiers that join them, and remembers
+// which ones a source already shows, so each is drawn once.
+type machineIndex struct {
+	instByID, instByClaim  map[string]*InstanceRow
+	nodeByName, nodeByInst map[string]*NodeRow
+	leaked                 map[string]bool
+	usedInst, usedNode     map[string]bool
+}
+
+func newMachineIndex(ev *Evidence) *machineIndex {
+	x := &machineIndex{instByID: map[string]*InstanceRow{}, instByClaim: map[string]*InstanceRow{},
+		nodeByName: map[string]*NodeRow{}, nodeByInst: map[string]*NodeRow{},
+		leaked: leakedInstances(ev), usedInst: map[string]bool{}, usedNode: map[string]bool{}}
 	for i := range ev.Instances {
 		in := &ev.Instances[i]
-		if usedInst[in.ID] {
-			continue
+		x.instByID[in.ID] = in
+		if in.NodeClaim != "" && x.instByClaim[in.NodeClaim] == nil {
+			x.instByClaim[in.NodeClaim] = in
 		}
-		s := &tlSource{inst: in, leaked: leaked[in.ID], node: nodeByInst[in.ID]}
-		if s.node != nil {
-			usedNode[s.node.Name] = true
-		}
-		sources = append(sources, s)
 	}
 	for i := range ev.Nodes {
-		if n := &ev.Nodes[i]; !usedNode[n.Name] {
-			sources = append(sources, &tlSource{node: n})
+		n := &ev.Nodes[i]
+		x.nodeByName[n.Name] = n
+		if n.InstanceID != "" {
+			x.nodeByInst[n.InstanceID] = n
 		}
 	}
-	return sources, waiting
+	return x
+}
+
+// claimSource is a NodeClaim with its instance (by providerID, else by tag) and node.
+func (x *machineIndex) claimSource(c *NodeClaimRow) *tlSource {
+	s := &tlSource{claim: c, inst: x.instByID[c.InstanceID]}
+	if s.inst == nil {
+		s.inst = x.instByClaim[c.Name]
+	}
+	s.node = x.nodeByName[c.NodeName]
+	if s.node == nil && s.inst != nil {
+		s.node = x.nodeByInst[s.inst.ID]
+	}
+	if s.inst != nil {
+		x.usedInst[s.inst.ID] = true
+		s.leaked = x.leaked[s.inst.ID]
+	}
+	if s.node != nil {
+		x.usedNode[s.node.Name] = true
+	}
+	return s
+}
+
+// nodeSource is the node a pod ran on when no NodeClaim explains it, with its instance.
+func (x *machineIndex) nodeSource(p *PodRow) *tlSource {
+	s := &tlSource{node: x.nodeByName[p.Node]}
+	if s.node == nil {
+		s.node = &NodeRow{Name: p.Node, InstanceID: p.InstanceID}
+	}
+	if in := x.instByID[s.node.InstanceID]; in != nil && !x.usedInst[in.ID] {
+		s.inst, s.leaked = in, x.leaked[in.ID]
+		x.usedInst[in.ID] = true
+	}
+	x.usedNode[p.Node] = true
+	return s
+}
+
+// unclaimed are the instances, then the nodes, that no source shows yet.
+func (x *machineIndex) unclaimed(ev *Evidence) []*tlSource {
+	var out []*tlSource
+	for i := range ev.Instances {
+		in := &ev.Instances[i]
+		if x.usedInst[in.ID] {
+			continue
+		}
+		s := &tlSource{inst: in, leaked: x.leaked[in.ID], node: x.nodeByInst[in.ID]}
+		if s.node != nil {
+			x.usedNode[s.node.Name] = true
+		}
+		out = append(out, s)
+	}
+	for i := range ev.Nodes {
+		if n := &ev.Nodes[i]; !x.usedNode[n.Name] {
+			out = append(out, &tlSource{node: n})
+		}
+	}
+	return out
 }
 
 // heading names a source and sums it up in a line: type, capacity, zone, disruption, pods.
