@@ -601,43 +601,28 @@ func encodedMessage(msg string) string {
 	return msg
 }
 
-// nodePoolNotReady says why Karpenter ignores the named NodePool: its Ready condition and,
-// when its EC2NodeClass is the cause, the class's failing condition (the provider's DryRun
-// validation names the refused call). It is "" while the NodePool is Ready or unknown.
+// nodePoolNotReady says why Karpenter ignores the named NodePool (poolNotReady), as the
+// history last saw it and its EC2NodeClass. It is "" while the NodePool is Ready or its
+// readiness is not known yet.
 func (g *Grading) nodePoolNotReady(name string) string {
 	for _, np := range g.liveNodePools() {
 		if np.Name != name {
 			continue
 		}
-		ready := np.StatusConditions().Get("Ready")
-		if ready == nil || ready.Status != metav1.ConditionFalse {
+		if ready := np.StatusConditions().Get("Ready"); ready == nil || ready.Status != metav1.ConditionFalse {
 			return ""
 		}
-		why := fmt.Sprintf("NodePool %s is not Ready (%s)", name, ready.Message)
-		if np.Spec.Template.Spec.NodeClassRef != nil {
-			if c := g.nodeClassFailure(np.Spec.Template.Spec.NodeClassRef.Name); c != "" {
-				why += "; " + c
-			}
-		}
-		return why
+		return poolNotReady(np, g.liveNodeClass(poolClassName(np)))
 	}
 	return ""
 }
 
-// nodeClassFailure quotes the EC2NodeClass's first False condition other than Ready.
-func (g *Grading) nodeClassFailure(name string) string {
+// liveNodeClass is the EC2NodeClass named, as the history last saw it (nil when gone).
+func (g *Grading) liveNodeClass(name string) *unstructured.Unstructured {
 	for _, v := range g.hist.NodeClasses {
-		obj := v.Last()
-		if obj.GetName() != name || v.Deleted != nil {
-			continue
-		}
-		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["status"] == "False" && m["type"] != "Ready" {
-				return fmt.Sprintf("EC2NodeClass %s %s=False, %s: %s", name, m["type"], m["reason"], m["message"])
-			}
+		if obj := v.Last(); obj.GetName() == name && v.Deleted == nil {
+			return obj
 		}
 	}
-	return ""
+	return nil
 }

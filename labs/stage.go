@@ -165,46 +165,31 @@ func (e *Env) waitRecorded(ctx context.Context, out io.Writer, timeout time.Dura
 	})
 }
 
-// poolsNotReady says which NodePools Karpenter ignores and why, quoting the failing
-// condition of their EC2NodeClass: what a learner would read in kubectl describe.
+// poolsNotReady says which NodePools Karpenter ignores and why (poolNotReady), as the
+// cluster holds them now: what a learner would read in kubectl describe.
 func (e *Env) poolsNotReady(ctx context.Context) string {
 	pools, err := e.Dynamic.Resource(nodePoolsGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ""
 	}
 	var out []string
-	for _, np := range pools.Items {
-		ready, msg := condition(np, "Ready")
-		if ready == "True" {
+	for _, u := range pools.Items {
+		np, err := typedNodePool(u)
+		if err != nil {
 			continue
 		}
-		why := fmt.Sprintf("NodePool %s Ready=%s %s", np.GetName(), dash(ready), msg)
-		class, _, _ := unstructured.NestedString(np.Object, "spec", "template", "spec", "nodeClassRef", "name")
-		if nc, err := e.Dynamic.Resource(nodeClassGVR).Get(ctx, class, metav1.GetOptions{}); err == nil {
-			conds, _, _ := unstructured.NestedSlice(nc.Object, "status", "conditions")
-			for _, c := range conds {
-				if m, _ := c.(map[string]any); m["status"] != "True" && m["type"] != "Ready" {
-					why += fmt.Sprintf("; EC2NodeClass %s %v=%v %v: %v", class, m["type"], m["status"], m["reason"], m["message"])
-				}
-			}
+		var class *unstructured.Unstructured
+		if name := poolClassName(np); name != "" {
+			class, _ = e.Dynamic.Resource(nodeClassGVR).Get(ctx, name, metav1.GetOptions{})
 		}
-		out = append(out, why)
+		if why := poolNotReady(np, class); why != "" {
+			out = append(out, why)
+		}
 	}
 	if len(out) == 0 {
 		return ""
 	}
 	return " (" + strings.Join(out, "; ") + ")"
-}
-
-// condition returns an object's status condition's status and message.
-func condition(u unstructured.Unstructured, typ string) (status, message string) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == typ {
-			return fmt.Sprint(m["status"]), fmt.Sprint(m["message"])
-		}
-	}
-	return "", ""
 }
 
 // formatCounts renders phase counts as "8 Pending (Unschedulable), 2 Running".
