@@ -24,26 +24,30 @@ const (
 	eksClusterRole = "karplab-eks-cluster-role"
 )
 
-// eksCluster is the truth about the lab's cluster that the emulator's EKS DescribeCluster
-// answers, as EKS would for a real one: the API server URL and CA, the Kubernetes minor
-// and the Service CIDR (karpenter-provider-aws derives the nodes' cluster DNS and IP
-// family from them).
+// eksCluster is EKSCluster for the backend's cluster.
 func eksCluster(be backend.Backend) (eks.Cluster, error) {
-	cfg := be.RESTConfig()
+	cidr := controlplane.ServiceCIDR
+	if be.Name() != "embedded" {
+		cidr = serviceCIDR(be.RESTConfig())
+	}
+	return EKSCluster(be.RESTConfig(), cidr)
+}
+
+// EKSCluster is the truth about the lab's cluster that the emulator's EKS DescribeCluster
+// answers, as EKS would for a real one: the URL and CA of the API server cfg reaches, the
+// Kubernetes minor and the Service CIDR (karpenter-provider-aws derives the nodes' cluster
+// DNS and IP family from them).
+func EKSCluster(cfg *rest.Config, serviceIPv4CIDR string) (eks.Cluster, error) {
 	ca, err := caPEM(cfg)
 	if err != nil {
 		return eks.Cluster{}, err
-	}
-	cidr := controlplane.ServiceCIDR
-	if be.Name() != "embedded" {
-		cidr = serviceCIDR(cfg)
 	}
 	return eks.Cluster{
 		Name:                     ClusterName,
 		Endpoint:                 cfg.Host,
 		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca),
 		Version:                  fakeec2.DefaultKubernetesVersion,
-		ServiceIPv4CIDR:          cidr,
+		ServiceIPv4CIDR:          serviceIPv4CIDR,
 		IPFamily:                 "ipv4",
 		// EKS requires the cluster's service role; nothing in the lab assumes it.
 		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/" + eksClusterRole,

@@ -59,30 +59,11 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			healthPort, metricsPort := ports[0], ports[1]
 			opts := cfg.Karpenter
 			opts.Provider = cfg.Provider
-			opts.ClusterName = ClusterName
-			opts.Kubeconfig = cfg.Home.Kubeconfig()
 			opts.HealthProbePort = healthPort
 			opts.MetricsPort = metricsPort
 			opts.LabClock = ec2Endpoint // the controllers run on the account's lab time
 			opts.InstallRecord = cfg.Home.InstallRecord()
-			env := []string{
-				"KUBECONFIG=" + cfg.Home.Kubeconfig(),
-				"AWS_ENDPOINT_URL=" + ec2Endpoint,
-				"AWS_REGION=" + Region,
-				"AWS_ACCESS_KEY_ID=" + KarpenterAccessKeyID,
-				"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
-				"AWS_SESSION_TOKEN=",
-				"AWS_PROFILE=",
-				"AWS_EC2_METADATA_DISABLED=true",
-			}
-			if opts.Provider == karpenter.ProviderAWS {
-				// As the provider's Helm chart sets them; the emulator's SQS has a queue named
-				// after the cluster. The child passes the same values as flags too.
-				opts.ClusterEndpoint = d.restConfig().Host
-				opts.InterruptionQueue = ClusterName
-				env = append(env, "CLUSTER_NAME="+ClusterName, "CLUSTER_ENDPOINT="+opts.ClusterEndpoint,
-					"INTERRUPTION_QUEUE="+opts.InterruptionQueue)
-			}
+			opts, env := KarpenterProcess(opts, cfg.Home.Kubeconfig(), d.restConfig().Host, ec2Endpoint)
 			healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 			metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 			sup = &karpenter.Supervisor{
@@ -116,6 +97,33 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			return []backend.Component{c}
 		},
 	}
+}
+
+// KarpenterProcess completes opts (the caller's provider, ports and tuning) and returns the
+// child's environment, as the daemon runs Karpenter: on the API server apiServer through
+// kubeconfig, and on the lab's AWS account at ec2Endpoint with the controller's credential.
+func KarpenterProcess(opts karpenter.Options, kubeconfig, apiServer, ec2Endpoint string) (karpenter.Options, []string) {
+	opts.ClusterName = ClusterName
+	opts.Kubeconfig = kubeconfig
+	env := []string{
+		"KUBECONFIG=" + kubeconfig,
+		"AWS_ENDPOINT_URL=" + ec2Endpoint,
+		"AWS_REGION=" + Region,
+		"AWS_ACCESS_KEY_ID=" + KarpenterAccessKeyID,
+		"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
+		"AWS_SESSION_TOKEN=",
+		"AWS_PROFILE=",
+		"AWS_EC2_METADATA_DISABLED=true",
+	}
+	if opts.Provider == karpenter.ProviderAWS {
+		// As the provider's Helm chart sets them; the emulator's SQS has a queue named
+		// after the cluster. The child passes the same values as flags too.
+		opts.ClusterEndpoint = apiServer
+		opts.InterruptionQueue = ClusterName
+		env = append(env, "CLUSTER_NAME="+ClusterName, "CLUSTER_ENDPOINT="+opts.ClusterEndpoint,
+			"INTERRUPTION_QUEUE="+opts.InterruptionQueue)
+	}
+	return opts, env
 }
 
 // waitReady polls url until it answers 200, failing early when the child keeps exiting:

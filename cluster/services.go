@@ -101,10 +101,10 @@ func NewEC2Client(endpoint, accessKeyID string) *ec2.Client {
 	})
 }
 
-// defaultPolicy is the account's policy when it is new and after a reset: with the real
+// DefaultPolicy is the account's policy when it is new and after a reset: with the real
 // provider, the controller's key gets the getting-started stack's KarpenterControllerPolicy
 // (least privilege: what it is not granted is denied). kwok calls no AWS API.
-func defaultPolicy(provider string) *fakeec2.Policy {
+func DefaultPolicy(provider string) *fakeec2.Policy {
 	if provider != "aws" {
 		return nil
 	}
@@ -160,7 +160,7 @@ func newServices(d *daemon) ([]*service, error) {
 				BootDelay: cfg.BootDelay,
 				// Karpenter's INTERRUPTION_QUEUE (provider aws), as its CloudFormation stack makes it.
 				InterruptionQueue: ClusterName,
-				DefaultPolicy:     defaultPolicy(cfg.Provider),
+				DefaultPolicy:     DefaultPolicy(cfg.Provider),
 				Logger:            log.With("component", "ec2"),
 			})
 			if err != nil {

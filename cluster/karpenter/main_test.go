@@ -2,7 +2,6 @@ package karpenter_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,20 +24,21 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/cluster/controlplane"
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kubelet"
 	"github.com/karplab/karplab/fakeec2"
-	"github.com/karplab/karplab/fakeec2/eks"
 )
 
 // The test binary doubles as the supervised child: with childEnv set, TestMain runs the
 // mode it names instead of the tests, the way `karplab internal karpenter` runs in the lab.
 const childEnv = "KARPLAB_TEST_CHILD"
 
-// Access keys: the emulator's audit trail tells callers apart by them.
+// Access keys: the emulator's audit trail tells callers apart by them. Karpenter's is the
+// one the daemon gives it.
 const (
-	karpenterKey = "AKIAKARPENTERTEST"
+	karpenterKey = cluster.KarpenterAccessKeyID
 	kubeletKey   = "AKIAKUBELETTEST"
 	testKey      = "AKIATESTOBSERVER"
 )
@@ -177,8 +177,8 @@ func setup() (*testEnv, error) {
 
 	// The account as the lab's daemon makes it: the interruption queue, and the controller's
 	// key bound by the getting-started stack's KarpenterControllerPolicy.
-	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2"), InterruptionQueue: "karplab",
-		DefaultPolicy: &fakeec2.Policy{Statements: []fakeec2.PolicyStatement{fakeec2.KarpenterControllerPolicy(karpenterKey)}}})
+	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2"), InterruptionQueue: cluster.ClusterName,
+		DefaultPolicy: cluster.DefaultPolicy(karpenter.ProviderAWS)})
 	if err != nil {
 		return e, fmt.Errorf("starting the EC2 emulator: %w", err)
 	}
@@ -202,24 +202,14 @@ func setup() (*testEnv, error) {
 		return e, err
 	}
 	e.healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", e.health)
-	// The real karpenter-provider-aws, with the settings its Helm chart passes.
-	opts := karpenter.Options{Provider: karpenter.ProviderAWS, Kubeconfig: kubeconfig, ClusterEndpoint: e.rest.Host,
-		InterruptionQueue: "karplab", HealthProbePort: e.health, MetricsPort: e.metrics, LogLevel: "debug"}
+	// The real karpenter-provider-aws, as the daemon runs it (the settings its Helm chart
+	// passes), on real time: no lab clock.
+	opts, childEnvironment := cluster.KarpenterProcess(karpenter.Options{Provider: karpenter.ProviderAWS,
+		HealthProbePort: e.health, MetricsPort: e.metrics, LogLevel: "debug"}, kubeconfig, e.rest.Host, e.endpoint)
 	e.sup = &karpenter.Supervisor{
-		Path: os.Args[0],
-		Args: opts.Args(),
-		Env: []string{
-			childEnv + "=karpenter",
-			"KUBECONFIG=" + kubeconfig,
-			"CLUSTER_NAME=karplab",
-			"CLUSTER_ENDPOINT=" + e.rest.Host,
-			"INTERRUPTION_QUEUE=karplab",
-			"AWS_ENDPOINT_URL=" + e.endpoint,
-			"AWS_REGION=eu-west-2",
-			"AWS_ACCESS_KEY_ID=" + karpenterKey,
-			"AWS_SECRET_ACCESS_KEY=secret",
-			"AWS_EC2_METADATA_DISABLED=true",
-		},
+		Path:       os.Args[0],
+		Args:       opts.Args(),
+		Env:        append(childEnvironment, childEnv+"=karpenter"),
 		LogFile:    e.logFile,
 		MinBackoff: 200 * time.Millisecond,
 	}
@@ -343,17 +333,11 @@ func freePorts() (int, int, error) {
 // tellEKS registers the cluster in the emulator's EKS, as on AWS: the provider reads its
 // endpoint, CA, service CIDR and version there.
 func (e *testEnv) tellEKS() error {
-	ca := e.rest.CAData
-	if len(ca) == 0 {
-		b, err := os.ReadFile(e.rest.CAFile)
-		if err != nil {
-			return err
-		}
-		ca = b
+	c, err := cluster.EKSCluster(e.rest, controlplane.ServiceCIDR)
+	if err == nil {
+		err = e.srv.SetEKSCluster(c)
 	}
-	if err := e.srv.SetEKSCluster(eks.Cluster{Name: "karplab", Endpoint: e.rest.Host, Version: fakeec2.DefaultKubernetesVersion,
-		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca), ServiceIPv4CIDR: controlplane.ServiceCIDR, IPFamily: "ipv4",
-		RoleARN: "arn:aws:iam::" + fakeec2.DefaultAccountID + ":role/karplab-eks-cluster-role"}); err != nil {
+	if err != nil {
 		return fmt.Errorf("telling EKS about the cluster: %w", err)
 	}
 	return nil
