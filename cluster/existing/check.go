@@ -70,11 +70,7 @@ var needed = []access{
 // Check tells whether the lab can run on the cluster cfg reaches, returning its version. Each
 // failure is one line that says what is wrong and what to do.
 func Check(ctx context.Context, cfg *rest.Config, recorded func(resource, name, uid string) bool) (string, error) {
-	quick, kube, err := quickClient(cfg)
-	if err != nil {
-		return "", err
-	}
-	v, err := serverVersion(kube, cfg.Host)
+	quick, kube, v, err := connect(cfg)
 	if err != nil {
 		return "", err
 	}
@@ -92,27 +88,23 @@ func Check(ctx context.Context, cfg *rest.Config, recorded func(resource, name, 
 	return v.GitVersion, checkNoKarpenter(ctx, kube, dyn, recorded)
 }
 
-// quickClient is a client of cfg's cluster that gives up after the checks' short timeout.
-func quickClient(cfg *rest.Config) (*rest.Config, kubernetes.Interface, error) {
+// connect makes a client of cfg's cluster that gives up after the checks' short timeout
+// (its config too) and asks the cluster its version; a failure says what to do.
+func connect(cfg *rest.Config) (*rest.Config, kubernetes.Interface, *version.Info, error) {
 	quick := rest.CopyConfig(cfg)
 	quick.Timeout = 10 * time.Second
 	kube, err := kubernetes.NewForConfig(quick)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the kubeconfig for %s: %s", cfg.Host, oneLine(err))
+		return nil, nil, nil, fmt.Errorf("the kubeconfig for %s: %s", cfg.Host, oneLine(err))
 	}
-	return quick, kube, nil
-}
-
-// serverVersion asks the cluster at host its version; a failure says what to do.
-func serverVersion(kube kubernetes.Interface, host string) (*version.Info, error) {
 	v, err := kube.Discovery().ServerVersion()
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return nil, fmt.Errorf("the cluster at %s refused the kubeconfig's credentials (Unauthorized): use a kubeconfig whose user can sign in", host)
+		return nil, nil, nil, fmt.Errorf("the cluster at %s refused the kubeconfig's credentials (Unauthorized): use a kubeconfig whose user can sign in", cfg.Host)
 	case err != nil:
-		return nil, fmt.Errorf("cannot reach the cluster at %s: %s; check --kubeconfig and --context, and that the cluster runs", host, oneLine(err))
+		return nil, nil, nil, fmt.Errorf("cannot reach the cluster at %s: %s; check --kubeconfig and --context, and that the cluster runs", cfg.Host, oneLine(err))
 	}
-	return v, nil
+	return quick, kube, v, nil
 }
 
 func checkAccess(ctx context.Context, kube kubernetes.Interface) error {

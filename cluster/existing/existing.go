@@ -82,11 +82,7 @@ func (b *Backend) check(ctx context.Context, cfg *rest.Config) (string, error) {
 	if !b.opts.Checked {
 		return Check(ctx, cfg, b.opts.Recorded)
 	}
-	_, kube, err := quickClient(cfg)
-	if err != nil {
-		return "", err
-	}
-	v, err := serverVersion(kube, cfg.Host)
+	_, _, v, err := connect(cfg)
 	if err != nil {
 		return "", err
 	}
