@@ -1,13 +1,13 @@
 package cluster
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -62,24 +62,10 @@ func TestAWSWrapperPassesEndpoint(t *testing.T) {
 // TestAWSWrapperReachesTheLab: Debian's aws CLI v2 (2.9, which ignores AWS_ENDPOINT_URL)
 // reaches the emulator through the wrapper.
 func TestAWSWrapperReachesTheLab(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/aws"); err != nil {
-		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
-			t.Fatal("/usr/bin/aws is missing, and KARPLAB_REQUIRE_CLIENTS says CI installed it")
-		}
-		t.Skip("the aws CLI (apt-get install awscli) is missing")
-	}
-	srv, err := fakeec2.New(fakeec2.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	karplabtest.DebianAWSCLI(t)
+	_, url := karplabtest.ServeEmulator(t, fakeec2.Options{})
 	h := Home(t.TempDir())
-	if err := h.writeEnvFile("http://" + l.Addr().String()); err != nil {
+	if err := h.writeEnvFile(url); err != nil {
 		t.Fatal(err)
 	}
 	out, err := evalEnv(t, h, "/usr/bin:/bin", "aws ec2 describe-regions --query 'Regions[].RegionName' --output text")

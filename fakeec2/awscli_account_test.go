@@ -8,6 +8,8 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	fakeeks "github.com/karplab/karplab/fakeec2/eks"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // TestIntegrationAWSCLIAccount runs the commands a person investigating uses beside EC2
@@ -15,18 +17,18 @@ import (
 // JSON one): who am I, the instance profile of the course's node role, the AMI an alias
 // resolves to, the interruption queue's messages, the cluster, the prices.
 func TestIntegrationAWSCLIAccount(t *testing.T) {
-	clis := awsCLIs(t)
+	clis := karplabtest.AWSCLIs(t)
 	e := newEnv(t, func(o *fakeec2.Options) { o.InterruptionQueue = interruptionQueue })
 	subnets, _, amd64, _ := e.discover()
 	e.must(e.srv.SetEKSCluster(fakeeks.Cluster{Name: "ziba-production", Endpoint: "https://127.0.0.1:6443",
 		CertificateAuthorityData: "Y2E=", Version: "1.37", ServiceIPv4CIDR: "10.96.0.0/12",
 		RoleARN: "arn:aws:iam::123456789012:role/eks-cluster"}))
 	for _, cli := range clis {
-		t.Run(cli.name, func(t *testing.T) {
+		t.Run(cli.Name, func(t *testing.T) {
 			const learner = "AKIACOURSELEARNER"
 			run := func(args ...string) string {
 				t.Helper()
-				stdout, stderr, err := cli.run(t, e.url, learner, args...)
+				stdout, stderr, err := cli.Run(t, e.url, learner, args...)
 				if err != nil {
 					t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, stderr)
 				}
@@ -38,7 +40,7 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 				t.Errorf("get-caller-identity: %+v", who)
 			}
 
-			profile := "ziba-" + cli.name
+			profile := "ziba-" + cli.Name
 			run("iam", "create-instance-profile", "--instance-profile-name", profile)
 			run("iam", "add-role-to-instance-profile", "--instance-profile-name", profile, "--role-name", nodeRole)
 			var ip struct {
@@ -52,7 +54,7 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 				len(ip.InstanceProfile.Roles) != 1 || ip.InstanceProfile.Roles[0].RoleName != nodeRole {
 				t.Errorf("get-instance-profile: %+v", ip)
 			}
-			_, stderr, err := cli.run(t, e.url, learner, "iam", "get-instance-profile", "--instance-profile-name", "nope")
+			_, stderr, err := cli.Run(t, e.url, learner, "iam", "get-instance-profile", "--instance-profile-name", "nope")
 			if err == nil || !strings.Contains(stderr, "NoSuchEntity") {
 				t.Errorf("get-instance-profile of a missing profile: %v\n%s", err, stderr)
 			}
@@ -63,7 +65,7 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 			if param.Parameter.Value != amd64 || param.Parameter.Type != "String" {
 				t.Errorf("get-parameter of the recommended AL2023 AMI: %+v, want %s", param.Parameter, amd64)
 			}
-			_, stderr, err = cli.run(t, e.url, learner, "ssm", "get-parameter", "--name", "/aws/service/none")
+			_, stderr, err = cli.Run(t, e.url, learner, "ssm", "get-parameter", "--name", "/aws/service/none")
 			if err == nil || !strings.Contains(stderr, "ParameterNotFound") {
 				t.Errorf("get-parameter of a missing name: %v\n%s", err, stderr)
 			}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // TestIntegrationAWSCLIBudgets sets the runaway-demand lab's cost alert the way a learner
@@ -13,16 +15,16 @@ import (
 // forecast notification on a node pool's tag (one pool per CLI), then describe-budgets
 // and describe-notifications-for-budget after a burst of launches in that pool.
 func TestIntegrationAWSCLIBudgets(t *testing.T) {
-	clis := awsCLIs(t)
+	clis := karplabtest.AWSCLIs(t)
 	e := newEnv(t)
 	subnets, _, amd64, _ := e.discover()
 	for _, cli := range clis {
-		t.Run(cli.name, func(t *testing.T) {
+		t.Run(cli.Name, func(t *testing.T) {
 			const learner = "AKIACOURSELEARNER"
-			name := "ziba-general-" + cli.name
+			name := "ziba-general-" + cli.Name
 			run := func(args ...string) string {
 				t.Helper()
-				stdout, stderr, err := cli.run(t, e.url, learner, args...)
+				stdout, stderr, err := cli.Run(t, e.url, learner, args...)
 				if err != nil {
 					t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, stderr)
 				}
@@ -77,7 +79,7 @@ func TestIntegrationAWSCLIBudgets(t *testing.T) {
 				{[]string{"budgets", "describe-budget", "--account-id", labAccount, "--budget-name", "none"}, "NotFoundException"},
 				{[]string{"budgets", "describe-budgets", "--account-id", "210987654321"}, "AccessDeniedException"},
 			} {
-				if _, stderr, err := cli.run(t, e.url, learner, tt.args...); err == nil || !strings.Contains(stderr, tt.want) {
+				if _, stderr, err := cli.Run(t, e.url, learner, tt.args...); err == nil || !strings.Contains(stderr, tt.want) {
 					t.Errorf("aws %s: %v %s, want %s", strings.Join(tt.args, " "), err, stderr, tt.want)
 				}
 			}

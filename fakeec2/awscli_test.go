@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestIntegrationAWSCLI(t *testing.T) {
 	awsBin, err := exec.LookPath("aws")
 	if err != nil {
-		requireClient(t, "the aws CLI (apt-get install awscli)")
+		karplabtest.RequireClient(t, "the aws CLI (apt-get install awscli)")
 	}
 	e := newEnv(t)
 	subnets, _, amd64, _ := e.discover()

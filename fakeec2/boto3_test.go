@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // python3WithBoto3 is a python3 that imports boto3 (the pyenv Python carries it).
@@ -21,7 +23,7 @@ func python3WithBoto3(t *testing.T) string {
 	if err == nil && exec.Command(p, "-c", "import boto3").Run() == nil {
 		return p
 	}
-	requireClient(t, "python3 with boto3 (python3 -m pip install boto3)")
+	karplabtest.RequireClient(t, "python3 with boto3 (python3 -m pip install boto3)")
 	return ""
 }
 
@@ -43,7 +45,7 @@ func boto3Env(home, url string) []string {
 // clock with short delays: its waiters, paginators and ClientError codes are boto3's own.
 func TestBoto3OrphanSweep(t *testing.T) {
 	py := python3WithBoto3(t)
-	url := newEnv(t, onRealClock).url
+	url := newEnv(t, karplabtest.OnRealClock).url
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()

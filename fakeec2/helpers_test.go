@@ -61,14 +61,6 @@ func newEnv(t *testing.T, mod ...func(*fakeec2.Options)) *env {
 	return e
 }
 
-// onRealClock runs the server on the real clock with short delays and random IDs, for real
-// clients (the aws CLIs, boto3) whose waiters poll in real time: a fake clock would leave
-// them polling forever.
-func onRealClock(o *fakeec2.Options) {
-	o.Clock, o.IDs = nil, nil
-	o.BootDelay, o.ShutdownDelay, o.VolumeDelay = 200*time.Millisecond, 200*time.Millisecond, 300*time.Millisecond
-}
-
 func (e *env) start() {
 	e.t.Helper()
 	srv, err := fakeec2.New(e.opts)

@@ -4,19 +4,21 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // TestInvestigateCLI drives the EBS and stop actions with both aws CLIs and their
 // waiters, against a server on the real clock with short delays (a fake clock would
 // leave the waiters polling forever).
 func TestInvestigateCLI(t *testing.T) {
-	clis := awsCLIs(t)
-	url := newEnv(t, onRealClock).url
+	clis := karplabtest.AWSCLIs(t)
+	url := newEnv(t, karplabtest.OnRealClock).url
 	for _, cli := range clis {
-		t.Run(cli.name, func(t *testing.T) {
+		t.Run(cli.Name, func(t *testing.T) {
 			run := func(args ...string) map[string]any {
 				t.Helper()
-				out, stderr, err := cli.run(t, url, "AKIAINVESTIGATOR", args...)
+				out, stderr, err := cli.Run(t, url, "AKIAINVESTIGATOR", args...)
 				if err != nil {
 					t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, stderr)
 				}
@@ -30,7 +32,7 @@ func TestInvestigateCLI(t *testing.T) {
 			}
 			fails := func(code string, args ...string) {
 				t.Helper()
-				_, stderr, err := cli.run(t, url, "AKIAINVESTIGATOR", args...)
+				_, stderr, err := cli.Run(t, url, "AKIAINVESTIGATOR", args...)
 				if err == nil || !strings.Contains(stderr, "("+code+")") {
 					t.Errorf("aws %s: want %s, got %v\n%s", strings.Join(args, " "), code, err, stderr)
 				}

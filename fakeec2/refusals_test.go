@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // refusalFixture is an account in which each of EC2's refusals can be tried: a protected
@@ -29,7 +31,7 @@ type refusalFixture struct {
 }
 
 func newRefusalFixture(t *testing.T) *refusalFixture {
-	e := newEnv(t, onRealClock)
+	e := newEnv(t, karplabtest.OnRealClock)
 	subnets, groups, amd64, _ := e.discover()
 	fx := &refusalFixture{e: e, onDemandZone: aws.ToString(subnets[0].AvailabilityZone),
 		subnet: aws.ToString(subnets[0].SubnetId), nodeGroup: groups[0]}
@@ -215,14 +217,14 @@ func TestRefusalsBoto3(t *testing.T) {
 // TestRefusalsAWSCLI tries each refusal with every installed aws CLI (v2 from Debian, v1
 // from pip): the CLI prints AWS's code and exits 254 (v2) or 255 (v1), and nothing changed.
 func TestRefusalsAWSCLI(t *testing.T) {
-	clis := awsCLIs(t)
+	clis := karplabtest.AWSCLIs(t)
 	fx := newRefusalFixture(t)
 	before := fx.state(t)
 	codeIn := regexp.MustCompile(`An error occurred \(([A-Za-z.]+)\) when calling the`)
 	for _, cli := range clis {
 		for _, row := range fx.rows() {
-			t.Run(cli.name+"/"+row.name, func(t *testing.T) {
-				_, stderr, err := cli.run(t, fx.e.url, "AKIAREFUSALTEST", append([]string{"ec2"}, row.cli...)...)
+			t.Run(cli.Name+"/"+row.name, func(t *testing.T) {
+				_, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", append([]string{"ec2"}, row.cli...)...)
 				m := codeIn.FindStringSubmatch(stderr)
 				if err == nil || m == nil || m[1] != row.code {
 					t.Fatalf("aws ec2 %s: %v, stderr %q; want the error %s", strings.Join(row.cli, " "), err, stderr, row.code)
@@ -235,10 +237,10 @@ func TestRefusalsAWSCLI(t *testing.T) {
 	}
 	// Lifting the protection lets the same CLI call through.
 	cli := clis[0]
-	if _, stderr, err := cli.run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "modify-instance-attribute", "--instance-id", fx.onDemand, "--no-disable-api-termination"); err != nil {
+	if _, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "modify-instance-attribute", "--instance-id", fx.onDemand, "--no-disable-api-termination"); err != nil {
 		t.Fatalf("modify-instance-attribute --no-disable-api-termination: %v: %s", err, stderr)
 	}
-	if _, stderr, err := cli.run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "terminate-instances", "--instance-ids", fx.onDemand); err != nil {
+	if _, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "terminate-instances", "--instance-ids", fx.onDemand); err != nil {
 		t.Fatalf("terminate-instances after lifting the protection: %v: %s", err, stderr)
 	}
 	if st := fx.e.describe(fx.onDemand)[0].State.Name; st != ec2types.InstanceStateNameShuttingDown && st != ec2types.InstanceStateNameTerminated {

@@ -11,6 +11,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -525,7 +526,7 @@ func lenOr[T any](out *T, n func(*T) int) int {
 // TestProviderAWSCLI sends the new and widened calls with every aws CLI on the machine;
 // v1 pages describe-volumes with MaxResults=1000.
 func TestProviderAWSCLI(t *testing.T) {
-	clis := awsCLIs(t)
+	clis := karplabtest.AWSCLIs(t)
 	e := newEnv(t)
 	subnets, _, amd64, _ := e.discover()
 	id := e.launch("m6i.large", amd64, subnets[0], 1, nil)[0]
@@ -548,8 +549,8 @@ func TestProviderAWSCLI(t *testing.T) {
 	}
 	for _, cli := range clis {
 		for _, tt := range tests {
-			t.Run(cli.name+"/"+tt.name, func(t *testing.T) {
-				stdout, stderr, err := cli.run(t, e.url, "AKIACOURSELEARNER", tt.args...)
+			t.Run(cli.Name+"/"+tt.name, func(t *testing.T) {
+				stdout, stderr, err := cli.Run(t, e.url, "AKIACOURSELEARNER", tt.args...)
 				out := stdout + stderr
 				if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(out, tt.wantErr)) {
 					t.Fatalf("aws %s: %v, want error %q\n%s", strings.Join(tt.args, " "), err, tt.wantErr, out)

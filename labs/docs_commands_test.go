@@ -3,12 +3,13 @@ package labs
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // docCommand is one aws command line of the course's documents, continuations joined.
@@ -81,11 +82,11 @@ func TestIntegrationDocsAWSCommandsServed(t *testing.T) {
 		t.Fatalf("found only %d aws commands in the documents", len(cmds))
 	}
 	parent := t
-	for _, cli := range docsCLIs(t) {
-		t.Run(cli.name, func(t *testing.T) {
+	for _, cli := range karplabtest.AWSCLIs(t) {
+		t.Run(cli.Name, func(t *testing.T) {
 			shareLab(parent, t)
 			for _, c := range cmds {
-				out, err := runShell(t, filepath.Dir(cli.path), c.line)
+				out, err := runShell(t, filepath.Dir(cli.Path), c.line)
 				if err == nil {
 					continue
 				}
@@ -99,39 +100,6 @@ func TestIntegrationDocsAWSCommandsServed(t *testing.T) {
 			}
 		})
 	}
-}
-
-type docsCLI struct{ name, path string }
-
-// docsCLIs are the aws CLIs to rehearse with, by the directory each is found in: Debian's
-// v2 in /usr/bin, and the first other aws on PATH (pip's v1 in the pyenv Python).
-func docsCLIs(t *testing.T) []docsCLI {
-	t.Helper()
-	var out []docsCLI
-	seen := map[string]bool{}
-	candidates := []string{"/usr/bin/aws"}
-	if p, err := exec.LookPath("aws"); err == nil {
-		candidates = append(candidates, p)
-	}
-	for _, p := range candidates {
-		b, err := exec.Command(p, "--version").CombinedOutput()
-		v := strings.Fields(string(b))
-		if err != nil || len(v) == 0 || !strings.HasPrefix(v[0], "aws-cli/") {
-			continue
-		}
-		major := "v" + strings.SplitN(strings.TrimPrefix(v[0], "aws-cli/"), ".", 2)[0]
-		if !seen[major] {
-			seen[major] = true
-			out = append(out, docsCLI{major, p})
-		}
-	}
-	if len(out) == 0 {
-		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
-			t.Fatal("no aws CLI, and KARPLAB_REQUIRE_CLIENTS says CI installed one")
-		}
-		t.Skip("no aws CLI (apt-get install awscli)")
-	}
-	return out
 }
 
 // kubectlDir holds the kubectl to rehearse with: the machine's, else a shim to the one built

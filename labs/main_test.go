@@ -385,13 +385,8 @@ func checkUntil(t *testing.T, e *Env, l *Lab, want bool, timeout time.Duration) 
 // eval "$(karplab env)", with Debian's aws CLI; it returns the script's output.
 func runScript(t *testing.T, path string) string {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/aws"); err != nil {
-		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
-			t.Fatal("/usr/bin/aws is missing, and KARPLAB_REQUIRE_CLIENTS says CI installed it")
-		}
-		t.Skip("the aws CLI (apt-get install awscli) is missing; skipping")
-	}
-	out, err := runShell(t, "/usr/bin", `exec sh "$2"`, path)
+	aws := karplabtest.DebianAWSCLI(t)
+	out, err := runShell(t, filepath.Dir(aws), `exec sh "$2"`, path)
 	if err != nil {
 		t.Fatalf("sh %s: %v\n%s", path, err, out)
 	}

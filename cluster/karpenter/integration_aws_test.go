@@ -1,13 +1,10 @@
 package karpenter_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/karplab/karplab/cluster/controlplane"
 	"github.com/karplab/karplab/cluster/kubelet"
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // TestIntegrationAWSProvider: the lab's Karpenter is the real karpenter-provider-aws
@@ -192,55 +190,16 @@ func conditions(u *unstructured.Unstructured) map[string]string {
 // to 127.0.0.1, and the health and metrics ports are among them.
 func checkLoopbackListeners(t *testing.T, pid int, ports ...int) {
 	t.Helper()
-	want := map[int]bool{}
+	seen := map[int]bool{}
+	for _, l := range karplabtest.Listeners(t, pid) {
+		if !l.Addr.IP.Equal(net.IPv4(127, 0, 0, 1)) {
+			t.Errorf("the Karpenter child listens on %s, not on 127.0.0.1", l.Addr)
+		}
+		seen[l.Addr.Port] = true
+	}
 	for _, p := range ports {
-		want[p] = false
-	}
-	inodes := socketInodes(t, pid)
-	for _, file := range []string{"tcp", "tcp6"} {
-		f, err := os.Open(fmt.Sprintf("/proc/%d/net/%s", pid, file))
-		if err != nil {
-			t.Fatalf("reading the child's sockets: %v", err)
-		}
-		sc := bufio.NewScanner(f)
-		sc.Scan() // header
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" || !inodes[fields[9]] { // 0A: LISTEN
-				continue
-			}
-			addr, portHex, _ := strings.Cut(fields[1], ":")
-			port, _ := strconv.ParseInt(portHex, 16, 32)
-			if addr != "0100007F" { // 127.0.0.1, little-endian
-				t.Errorf("the Karpenter child listens on %s port %d (%s), not on 127.0.0.1", addr, port, file)
-			}
-			if _, ok := want[int(port)]; ok {
-				want[int(port)] = true
-			}
-		}
-		f.Close()
-	}
-	for p, seen := range want {
-		if !seen {
+		if !seen[p] {
 			t.Errorf("the Karpenter child does not listen on 127.0.0.1:%d", p)
 		}
 	}
-}
-
-// socketInodes are the socket inodes the process holds open.
-func socketInodes(t *testing.T, pid int) map[string]bool {
-	t.Helper()
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatalf("reading the child's descriptors: %v", err)
-	}
-	out := map[string]bool{}
-	for _, en := range entries {
-		link, err := os.Readlink(filepath.Join(dir, en.Name()))
-		if err == nil && strings.HasPrefix(link, "socket:[") {
-			out[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
-		}
-	}
-	return out
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -496,10 +497,7 @@ func TestIntegrationEvidencePageChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
-		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
-			t.Fatal("chromium is missing, and KARPLAB_REQUIRE_CLIENTS says CI installed it")
-		}
-		t.Skip("chromium is not installed (apt-get install -y chromium); the evidence page is not rendered in a browser")
+		karplabtest.RequireClient(t, "chromium (apt-get install -y chromium): the evidence page is not rendered in a browser")
 	}
 	keep := os.Getenv("KARPLAB_SCREENSHOTS")
 	for _, tc := range []struct {
