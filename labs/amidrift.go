@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"io"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"

@@ -9,8 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -397,4 +399,51 @@ func first(list []string, n int) []string {
 		return append(list[:n:n], fmt.Sprintf("... and %d more", len(list)-n))
 	}
 	return list
+}
+
+// claimsLeft is, for each NodeClaim, when Karpenter stopped counting it against its pool's
+// limits: when it marked it for disruption (the DisruptionReason condition), asked for its
+// deletion or saw it gone, whichever came first. Karpenter's scheduler counts only
+// NodeClaims not marked for deletion, so a consolidation or drift replacement launches while
+// the NodeClaim it replaces still runs and drains; that overlap is Karpenter's design, not a
+// limit that failed.
+func claimsLeft(g *Grading) map[string]time.Time {
+	out := map[string]time.Time{}
+	note := func(name string, t time.Time) {
+		if prev, ok := out[name]; !ok || t.Before(prev) {
+			out[name] = t
+		}
+	}
+	for _, v := range g.hist.NodeClaims {
+		for _, nc := range v.States {
+			if nc.DeletionTimestamp != nil {
+				note(nc.Name, nc.DeletionTimestamp.Time)
+			}
+			for _, c := range nc.Status.Conditions {
+				if c.Type == karpv1.ConditionTypeDisruptionReason && c.Status == metav1.ConditionTrue {
+					note(nc.Name, c.LastTransitionTime.Time)
+				}
+			}
+			if v.Deleted != nil {
+				note(nc.Name, *v.Deleted)
+			}
+		}
+	}
+	return out
+}
+
+// honest reports whether the pod's memory request covers the observed peak.
+func honest(p evidence.PodRow, peak int64) bool {
+	return p.Usage != nil && peak > 0 && p.Usage.RequestBytes >= peak
+}
+
+// terminator names who terminated an instance, from its caller key.
+func terminator(caller string) string {
+	switch caller {
+	case cluster.LearnerAccessKeyID:
+		return "you (" + caller + ")"
+	case cluster.KarpenterAccessKeyID:
+		return "Karpenter's garbage collection (" + caller + ")"
+	}
+	return dash(caller)
 }

@@ -495,19 +495,74 @@ func machineGone(in evidence.InstanceRow) string {
 		hmsPtr(in.TerminatedAt), hmsPtr(in.BilledUntil), strings.Join(ids, ", "))
 }
 
-func hmsPtr(t *time.Time) string {
-	if t == nil {
-		return "-"
+// checkPDBProtects: a PodDisruptionBudget selects the workload and keeps required pods available.
+func checkPDBProtects(g *Grading, replicas, required int) Check {
+	const id = "pdb-protects"
+	title := fmt.Sprintf("A PodDisruptionBudget keeps at least %d render workers available", required)
+	lbls := g.podLabelsOf(zibaNamespace, renderWorker)
+	pdb, ok := g.pdbFor(zibaNamespace, lbls)
+	if !ok {
+		return fail(id, title, "no PodDisruptionBudget in "+zibaNamespace+" selects the render workers",
+			"kubectl apply -f pdb.yaml with selector app.kubernetes.io/name: ziba-render-worker; kubectl get pdb -n ziba")
 	}
-	return hms(*t)
+	keeps := pdbMinAvailable(pdb, replicas)
+	if keeps < required {
+		return fail(id, title, fmt.Sprintf("with %d replicas it keeps only %d available", replicas, keeps),
+			fmt.Sprintf("Set spec.minAvailable: %d (or maxUnavailable: %d); an eviction that would break it is refused, so Karpenter waits.", required, replicas-required),
+			describePDB(pdb))
+	}
+	return pass(id, title, fmt.Sprintf("with %d replicas it keeps %d available", replicas, keeps), describePDB(pdb))
 }
 
-// nouns renders "1 worker" or "3 workers".
-func nouns(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+// checkAvailabilityHeld: from the pods' recorded history, once required workers were available
+// they never fell below it.
+func checkAvailabilityHeld(g *Grading, required int) Check {
+	const id = "availability-held"
+	title := fmt.Sprintf("The workload never fell below %d available render workers", required)
+	steps := g.availability(zibaNamespace, renderWorker, nil)
+	low, at, ok := lowestAfterPeak(steps, required)
+	if !ok {
+		return fail(id, title, fmt.Sprintf("the render workers never had %d available pods", required), "Stage the lab and apply the NodePool first.")
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	var dips []string
+	for _, s := range steps {
+		if s.At.Before(at.Add(-time.Minute)) {
+			continue
+		}
+		if len(dips) < 8 {
+			dips = append(dips, fmt.Sprintf("%s: %d available", hms(s.At), s.Available))
+		}
+	}
+	if low < required {
+		return fail(id, title, fmt.Sprintf("only %d render workers were available at %s", low, hms(at)),
+			"A PodDisruptionBudget makes Karpenter's drain wait; with a 100% budget Karpenter drains every node at once.", dips...)
+	}
+	return pass(id, title, fmt.Sprintf("never fewer than %d available since the peak; last that low at %s", low, hms(at)))
 }
 
-func hms(t time.Time) string { return t.Local().Format("15:04:05.000") }
+// consolidatedClaims are the NodeClaims Karpenter removed because they were empty or
+// underutilized.
+func consolidatedClaims(claims []claimLife) []claimLife {
+	var out []claimLife
+	for _, c := range claims {
+		if c.Disrupting != nil && (c.Reason == string(karpv1.DisruptionReasonUnderutilized) || c.Reason == string(karpv1.DisruptionReasonEmpty)) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// replacements are the pool's NodeClaims created after the warning.
+func (g *Grading) replacements(r interruption) []claimLife {
+	var out []claimLife
+	pool := ""
+	if r.Claim != nil {
+		pool = r.Claim.NodePool
+	}
+	for _, c := range g.claimLives(pool) {
+		if c.Created.After(r.Warned.Add(-clockSlack)) && c.Name != r.Claim.Name {
+			out = append(out, c)
+		}
+	}
+	return out
+}

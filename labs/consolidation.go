@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/labs/evidence"
@@ -65,18 +63,6 @@ func gradeConsolidation(g *Grading) []Check {
 		checkWithinLimits(g, generalPool),
 		checkNoLeaks(g.Evidence),
 	}
-}
-
-// consolidatedClaims are the NodeClaims Karpenter removed because they were empty or
-// underutilized.
-func consolidatedClaims(claims []claimLife) []claimLife {
-	var out []claimLife
-	for _, c := range claims {
-		if c.Disrupting != nil && (c.Reason == string(karpv1.DisruptionReasonUnderutilized) || c.Reason == string(karpv1.DisruptionReasonEmpty)) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 func describeClaim(ev *evidence.Evidence, c claimLife) string {
@@ -195,51 +181,6 @@ func countOrAll(allowed, nodes int) string {
 		return "all"
 	}
 	return fmt.Sprint(allowed)
-}
-
-// checkPDBProtects: a PodDisruptionBudget selects the workload and keeps required pods available.
-func checkPDBProtects(g *Grading, replicas, required int) Check {
-	const id = "pdb-protects"
-	title := fmt.Sprintf("A PodDisruptionBudget keeps at least %d render workers available", required)
-	lbls := g.podLabelsOf(zibaNamespace, renderWorker)
-	pdb, ok := g.pdbFor(zibaNamespace, lbls)
-	if !ok {
-		return fail(id, title, "no PodDisruptionBudget in "+zibaNamespace+" selects the render workers",
-			"kubectl apply -f pdb.yaml with selector app.kubernetes.io/name: ziba-render-worker; kubectl get pdb -n ziba")
-	}
-	keeps := pdbMinAvailable(pdb, replicas)
-	if keeps < required {
-		return fail(id, title, fmt.Sprintf("with %d replicas it keeps only %d available", replicas, keeps),
-			fmt.Sprintf("Set spec.minAvailable: %d (or maxUnavailable: %d); an eviction that would break it is refused, so Karpenter waits.", required, replicas-required),
-			describePDB(pdb))
-	}
-	return pass(id, title, fmt.Sprintf("with %d replicas it keeps %d available", replicas, keeps), describePDB(pdb))
-}
-
-// checkAvailabilityHeld: from the pods' recorded history, once required workers were available
-// they never fell below it.
-func checkAvailabilityHeld(g *Grading, required int) Check {
-	const id = "availability-held"
-	title := fmt.Sprintf("The workload never fell below %d available render workers", required)
-	steps := g.availability(zibaNamespace, renderWorker, nil)
-	low, at, ok := lowestAfterPeak(steps, required)
-	if !ok {
-		return fail(id, title, fmt.Sprintf("the render workers never had %d available pods", required), "Stage the lab and apply the NodePool first.")
-	}
-	var dips []string
-	for _, s := range steps {
-		if s.At.Before(at.Add(-time.Minute)) {
-			continue
-		}
-		if len(dips) < 8 {
-			dips = append(dips, fmt.Sprintf("%s: %d available", hms(s.At), s.Available))
-		}
-	}
-	if low < required {
-		return fail(id, title, fmt.Sprintf("only %d render workers were available at %s", low, hms(at)),
-			"A PodDisruptionBudget makes Karpenter's drain wait; with a 100% budget Karpenter drains every node at once.", dips...)
-	}
-	return pass(id, title, fmt.Sprintf("never fewer than %d available since the peak; last that low at %s", low, hms(at)))
 }
 
 // checkRescheduled: the pods of consolidated nodes were evicted and replaced by pods that run.
@@ -418,42 +359,3 @@ const (
 // minutes (state.Cluster.ConsolidationState), so a quiet spell shorter than that is not a
 // stall.
 const consolidationRevisit = 6 * time.Minute
-
-// scaleDeployment sets a Deployment's replicas, as kubectl scale does.
-func (e *Env) scaleDeployment(ctx context.Context, out io.Writer, ns, name string, replicas int32) error {
-	_, err := e.Kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, &autoscalingv1.Scale{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
-	}, metav1.UpdateOptions{FieldManager: fieldManager})
-	if err != nil {
-		return fmt.Errorf("scaling deployment %s/%s: %w", ns, name, err)
-	}
-	fmt.Fprintf(out, " scaled deployment %s/%s to %d replicas\n", ns, name, replicas)
-	return nil
-}
-
-// waitChecks grades lab every few seconds until the named checks pass, printing their
-// reasons as they change: staging waits on the same evidence the grader reads.
-func (e *Env) waitChecks(ctx context.Context, out io.Writer, timeout time.Duration, lab string, ids ...string) error {
-	l, err := Get(lab)
-	if err != nil {
-		return err
-	}
-	return poll(ctx, out, timeout, 3*time.Second, strings.Join(ids, ", "), func(ctx context.Context) (bool, string, error) {
-		r, err := l.Check(ctx, e)
-		if err != nil {
-			return false, "", err
-		}
-		var status []string
-		passed := 0
-		for _, c := range r.Checks {
-			if slices.Contains(ids, c.ID) {
-				status = append(status, c.Reason)
-				if c.Passed {
-					passed++
-				}
-			}
-		}
-		return passed == len(ids), strings.Join(status, "; "), nil
-	})
-}

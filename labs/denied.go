@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"io"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/karpenter/pkg/scheduling"
 
 	"github.com/karplab/karplab/cluster"
 
@@ -352,17 +351,6 @@ func checkRefusedByNodePool(g *Grading) Check {
 		first(admitted, 6)...)
 }
 
-func (g *Grading) liveNodePools() []karpv1.NodePool {
-	var out []karpv1.NodePool
-	for _, v := range g.hist.NodePools {
-		if v.Deleted == nil {
-			out = append(out, v.Last())
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
 // boundsSince is when the live NodePools took their current spec: the latest time one of
 // them was seen at its current generation first (zero when there is none).
 func (g *Grading) boundsSince() time.Time {
@@ -382,23 +370,6 @@ func (g *Grading) boundsSince() time.Time {
 		}
 	}
 	return t
-}
-
-// nodePoolRefuses says why np can never take pod, or "" when it could.
-func nodePoolRefuses(np karpv1.NodePool, pod *corev1.Pod) string {
-	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
-	reqs.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
-	if err := reqs.Compatible(scheduling.NewPodRequirements(pod), scheduling.AllowUndefinedWellKnownLabels); err != nil {
-		return err.Error()
-	}
-	for _, c := range pod.Spec.Containers {
-		for name, q := range c.Resources.Requests {
-			if limit, ok := np.Spec.Limits[name]; ok && q.Cmp(limit) > 0 {
-				return fmt.Sprintf("its %s request %s exceeds limits.%s %s", name, q.String(), name, limit.String())
-			}
-		}
-	}
-	return ""
 }
 
 // checkUnauthorisedDenied: a launch outside the policy was refused with UnauthorizedOperation,

@@ -144,9 +144,6 @@ func checkMonthBilled(g *Grading) Check {
 		"karplab ec2 billing --by-tag karpenter.sh/nodepool")
 }
 
-// day prints a lab time with its date: a month passes in this lab.
-func day(t time.Time) string { return t.Local().Format("Jan 2 15:04:05") }
-
 func stageExpiry(ctx context.Context, e *Env, out io.Writer, opts StageOptions) error {
 	if err := e.ApplyExercise(ctx, expiryLab, "workload.yaml", out); err != nil {
 		return err

@@ -392,21 +392,6 @@ func shortfall(steps []availStep, t time.Time, want int) time.Duration {
 	return total.Round(time.Second)
 }
 
-// replacements are the pool's NodeClaims created after the warning.
-func (g *Grading) replacements(r interruption) []claimLife {
-	var out []claimLife
-	pool := ""
-	if r.Claim != nil {
-		pool = r.Claim.NodePool
-	}
-	for _, c := range g.claimLives(pool) {
-		if c.Created.After(r.Warned.Add(-clockSlack)) && c.Name != r.Claim.Name {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // failedLaunches quotes the launch calls after t that created no instance.
 func failedLaunches(ev *evidence.Evidence, t time.Time) []string {
 	var out []string
@@ -632,36 +617,4 @@ func (e *Env) warnSpot(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, " EC2 warned at %s: spot instance %s (%s, %s), node %s with %s, is reclaimed at %s\n", now.Format(time.TimeOnly), id, victim.InstanceType,
 		aws.ToString(victim.Placement.AvailabilityZone), aws.ToString(victim.PrivateDnsName), nouns(most, "render worker"), now.Add(fakeec2.DefaultSpotWarning).Format(time.TimeOnly))
 	return nil
-}
-
-// rolledOut reports whether a Deployment runs exactly its replicas, all of its latest
-// template and available, with no old pod left.
-func (e *Env) rolledOut(ctx context.Context, ns, name string) (bool, string, error) {
-	d, err := e.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return false, "", fmt.Errorf("reading deployment %s/%s: %w", ns, name, err)
-	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	st := d.Status
-	status := fmt.Sprintf("deployment %s: %d of %d updated, %d available, %d pods", name, st.UpdatedReplicas, want, st.AvailableReplicas, st.Replicas)
-	done := st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want && st.AvailableReplicas == want && st.Replicas == want
-	if done {
-		// Pods of an old ReplicaSet may still be terminating.
-		pods, err := e.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
-		if err != nil {
-			return false, "", err
-		}
-		done = len(pods.Items) == int(want)
-	}
-	return done, status, nil
-}
-
-// waitRolledOut waits until rolledOut holds.
-func (e *Env) waitRolledOut(ctx context.Context, out io.Writer, timeout time.Duration, ns, name string) error {
-	return waitFor(ctx, out, timeout, "deployment "+name+" rolled out", func(ctx context.Context) (bool, string, error) {
-		return e.rolledOut(ctx, ns, name)
-	})
 }

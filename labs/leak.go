@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"io"
 	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
+
+	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -159,17 +160,6 @@ func describeFilters(params map[string]string) string {
 	}
 	sort.Strings(parts)
 	return " (" + strings.Join(parts, " ") + ")"
-}
-
-// terminator names who terminated an instance, from its caller key.
-func terminator(caller string) string {
-	switch caller {
-	case cluster.LearnerAccessKeyID:
-		return "you (" + caller + ")"
-	case cluster.KarpenterAccessKeyID:
-		return "Karpenter's garbage collection (" + caller + ")"
-	}
-	return dash(caller)
 }
 
 // checkLeakTerminated: every leaked instance is terminated, by the learner or by Karpenter.
@@ -479,16 +469,4 @@ func instanceState(ctx context.Context, c *ec2.Client, id string) (string, error
 		}
 	}
 	return "", nil
-}
-
-// withoutSystemTags drops EC2's own tags (aws:ec2:fleet-id, aws:ec2launchtemplate:...):
-// copying them into a TagSpecification is refused, as on AWS.
-func withoutSystemTags(tags []ec2types.Tag) []ec2types.Tag {
-	var out []ec2types.Tag
-	for _, t := range tags {
-		if !strings.HasPrefix(aws.ToString(t.Key), "aws:") {
-			out = append(out, t)
-		}
-	}
-	return out
 }

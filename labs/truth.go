@@ -69,11 +69,6 @@ func observedPeak(ev *evidence.Evidence) (int64, evidence.PodRow) {
 	return peak, at
 }
 
-// honest reports whether the pod's memory request covers the observed peak.
-func honest(p evidence.PodRow, peak int64) bool {
-	return p.Usage != nil && peak > 0 && p.Usage.RequestBytes >= peak
-}
-
 // fixedSince is when the first render worker with an honest request was created: the fix's
 // time (zero before it).
 func fixedSince(ev *evidence.Evidence, peak int64) time.Time {
@@ -235,13 +230,6 @@ func oomText(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("OOMKilled x%d", n)
-}
-
-func stamp(t *time.Time) string {
-	if t == nil || t.IsZero() {
-		return "-"
-	}
-	return t.Local().Format("15:04:05")
 }
 
 // checkNodePoolNotWidened: the live NodePool still has the lab's requirements and limits:

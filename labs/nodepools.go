@@ -2,16 +2,20 @@ package labs
 
 import (
 	"fmt"
+	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
 )
 
-// One reader of NodePool and EC2NodeClass conditions, for the live cluster (staging's
-// progress) and for the recorded history (the graders): both say why Karpenter ignores a
-// NodePool in the words kubectl describe shows.
+// The NodePool readers the labs share. One reader of NodePool and EC2NodeClass conditions,
+// for the live cluster (staging's progress) and for the recorded history (the graders): both
+// say why Karpenter ignores a NodePool in the words kubectl describe shows. The NodePools
+// the history holds now, and what one refuses a pod for.
 
 // poolNotReady says why Karpenter ignores the NodePool np: its Ready condition and, when
 // its EC2NodeClass (class; nil when unknown) is the cause, the class's first False
@@ -62,4 +66,32 @@ func condition(u unstructured.Unstructured, typ string) (status, message string)
 		}
 	}
 	return "", ""
+}
+
+func (g *Grading) liveNodePools() []karpv1.NodePool {
+	var out []karpv1.NodePool
+	for _, v := range g.hist.NodePools {
+		if v.Deleted == nil {
+			out = append(out, v.Last())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// nodePoolRefuses says why np can never take pod, or "" when it could.
+func nodePoolRefuses(np karpv1.NodePool, pod *corev1.Pod) string {
+	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	reqs.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
+	if err := reqs.Compatible(scheduling.NewPodRequirements(pod), scheduling.AllowUndefinedWellKnownLabels); err != nil {
+		return err.Error()
+	}
+	for _, c := range pod.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			if limit, ok := np.Spec.Limits[name]; ok && q.Cmp(limit) > 0 {
+				return fmt.Sprintf("its %s request %s exceeds limits.%s %s", name, q.String(), name, limit.String())
+			}
+		}
+	}
+	return ""
 }
