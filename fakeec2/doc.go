@@ -8,7 +8,10 @@
 // audit.go, policy.go, faults.go) never see form values or XML; query.go decodes requests,
 // xml.go and errors.go encode answers, dispatch.go routes by Action, and one file per
 // resource family (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go,
-// images.go, instancetypes.go, tags.go) parses, calls and serialises. aws.go holds what
+// networkwrites.go, images.go, instancetypes.go, tags.go) parses, calls and serialises;
+// the largest keep their XML shapes and Describe handlers in a *_wire.go beside them
+// (instances_wire.go, launchtemplates_wire.go). refusals.go is the one table of the state
+// rules every mutating action consults (what AWS refuses, and its error). aws.go holds what
 // AWS itself does to the account (spot interruptions, new EKS AMI releases), which only the
 // admin API triggers. persist.go is the
 // bbolt group-commit writer, idempotency.go the ClientToken records (SDK retries never
