@@ -62,6 +62,15 @@ type Options struct {
 	Logger            *slog.Logger // default: discard. Debug: one line per request; Debug-4: bodies
 }
 
+// FlagDelay maps a delay given on a command line, where 0 means none, to Options' form,
+// where 0 means the default and a negative delay none (karplab ec2 serve, cmd/fakeec2).
+func FlagDelay(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 func durationOr(d, def time.Duration) time.Duration {
 	switch {
 	case d == 0:

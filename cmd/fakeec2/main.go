@@ -26,11 +26,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "fakeec2: usage: fakeec2 [-addr HOST:PORT] [-state DIR] [-boot-delay DURATION] (got %q, boot delay %s)\n", flag.Args(), *boot)
 		os.Exit(2)
 	}
-	bootDelay := *boot
-	if bootDelay == 0 {
-		bootDelay = -1 // the library reads 0 as its default
-	}
-	srv, err := fakeec2.New(fakeec2.Options{StateDir: *state, BootDelay: bootDelay})
+	srv, err := fakeec2.New(fakeec2.Options{StateDir: *state, BootDelay: fakeec2.FlagDelay(*boot)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeec2: starting the EC2 emulator:", err)
 		os.Exit(2)

@@ -51,15 +51,6 @@ http://ADDR/_karplab/. With --state the emulator's state survives restarts.
 	}
 }
 
-// zeroMeansNone maps a flag's 0 ("none") to fakeec2's negative duration ("none"); the
-// library reads 0 as "the default".
-func zeroMeansNone(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
-}
-
 func runEC2Serve(c *cli.Context, f *ec2ServeFlags) error {
 	if c.NArg() > 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("ec2 serve takes no arguments, got %q", c.Args().Slice())}
@@ -72,8 +63,8 @@ func runEC2Serve(c *cli.Context, f *ec2ServeFlags) error {
 	log := logger(c)
 	srv, err := fakeec2.New(fakeec2.Options{
 		Region: f.region, AccountID: f.account, StateDir: f.state,
-		BootDelay: zeroMeansNone(f.bootDelay), ShutdownDelay: zeroMeansNone(f.shutdownDelay),
-		TerminatedRetention: zeroMeansNone(f.ret), Logger: log,
+		BootDelay: fakeec2.FlagDelay(f.bootDelay), ShutdownDelay: fakeec2.FlagDelay(f.shutdownDelay),
+		TerminatedRetention: fakeec2.FlagDelay(f.ret), Logger: log,
 	})
 	if err != nil {
 		return &exitError{code: ExitError, err: fmt.Errorf("starting the EC2 emulator: %w", err)}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2"
 )
 
 // startFlags are `karplab start`'s choices; `karplab daemon` takes the same ones.
@@ -66,7 +67,7 @@ or use the built-in kubectl:
 				Context:    c.String("context"),
 				Provider:   c.String("provider"),
 				EC2Addr:    c.String("ec2-addr"),
-				BootDelay:  zeroMeansNone(c.Duration("boot-delay")),
+				BootDelay:  fakeec2.FlagDelay(c.Duration("boot-delay")),
 				Verbosity:  c.Int("verbosity"),
 				Timeout:    c.Duration("timeout"),
 			}, c.App.ErrWriter)
@@ -136,7 +137,7 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		Context:    c.String("context"),
 		Provider:   c.String("provider"),
 		EC2Addr:    c.String("ec2-addr"),
-		BootDelay:  zeroMeansNone(c.Duration("boot-delay")),
+		BootDelay:  fakeec2.FlagDelay(c.Duration("boot-delay")),
 		Logger:     logger(c),
 		Status:     c.App.ErrWriter,
 		// Set when start launched this daemon: start --foreground has checked nothing.
