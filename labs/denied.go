@@ -187,97 +187,29 @@ func (g *Grading) podByName(ns, name string) (*evidence.Versions[corev1.Pod], ev
 // checkDeniedPod: the pod is Pending with Karpenter's quoted mismatch, and nothing was bought
 // for it: no NodeClaim, no launch request, no instance.
 func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
-	ev := g.Evidence
 	_, row, ok := g.podByName(zibaNamespace, fp.name)
 	if !ok {
 		return fail(fp.id, fp.title, fmt.Sprintf("pod %s/%s was never created", zibaNamespace, fp.name),
 			"Stage the lab: karplab lab run "+deniedLab)
 	}
-	var problems, earlier []string
+	p := newPursuit(g)
 	if row.Phase != "Pending" {
-		problems = append(problems, fmt.Sprintf("the pod is %s (node %s), not Pending", row.Phase, dash(row.Node)))
+		p.problems = append(p.problems, fmt.Sprintf("the pod is %s (node %s), not Pending", row.Phase, dash(row.Node)))
 	}
-	// What an earlier, broader NodePool spec pursued is history the learner has since fixed:
-	// graded is what happened since the NodePools took their current spec.
-	since := g.boundsSince()
-	current := func(t time.Time) bool { return !t.Before(since.Truncate(time.Second)) }
-	note := func(graded bool, line string) {
-		if graded {
-			problems = append(problems, line)
-		} else {
-			earlier = append(earlier, "not graded: "+line)
-		}
-	}
-	// A NodeClaim made under an earlier spec is history once deleted; while it exists it
-	// keeps trying to launch for the pod, under the current spec too.
-	type claimLife struct {
-		created time.Time
-		gone    bool
-	}
-	lives := map[string]claimLife{}
-	for _, v := range g.hist.NodeClaims {
-		lives[v.Last().Name] = claimLife{v.States[0].CreationTimestamp.Time, v.Deleted != nil}
-	}
-	claimGraded := func(name string, at time.Time) (bool, string) {
-		l, ok := lives[name]
-		switch {
-		case !ok:
-			return current(at), ""
-		case !current(l.created) && l.gone:
-			return false, ""
-		case !current(l.created):
-			return true, " (made under an earlier NodePool spec, it still exists and retries: delete it)"
-		}
-		return true, ""
-	}
-	// NodeClaims: nominated for the pod, or shaped by its forbidden constraint.
-	claims := map[string]bool{}
-	for _, e := range g.hist.Events[row.UID] {
-		if nc := evidence.NominatedNodeClaim(e.Message); e.Reason == "Nominated" && nc != "" && !claims[nc] {
-			claims[nc] = true
-			graded, why := claimGraded(nc, evidence.FirstEventTime(e))
-			note(graded, "Karpenter nominated NodeClaim "+nc+" for it"+why)
-		}
-	}
-	for _, v := range g.hist.NodeClaims {
-		for _, nc := range v.States {
-			if fp.claim(nc) && !claims[nc.Name] {
-				claims[nc.Name] = true
-				graded, why := claimGraded(nc.Name, nc.CreationTimestamp.Time)
-				note(graded, "NodeClaim "+nc.Name+" was created for its constraint"+why)
-				break
-			}
-		}
-	}
-	// Launch requests: tagged for one of those NodeClaims, or Karpenter asking for the
-	// forbidden capacity. (Other principals' denied attempts are graded by the policy checks.)
-	for _, e := range g.Snapshot.Audit {
-		if e.Action != "CreateFleet" && e.Action != "RunInstances" || e.DryRun {
-			continue
-		}
-		nc := evidence.RequestTag(e.Parameters, awsv1.NodeClaimTagKey)
-		switch {
-		case nc != "" && claims[nc]:
-			graded, _ := claimGraded(nc, e.Time)
-			note(graded, fmt.Sprintf("%s %s was sent for NodeClaim %s (%s)", e.Action, e.RequestID, nc, resultOf(e)))
-		case e.Caller == cluster.KarpenterAccessKeyID && paramsMatch(e.Parameters, fp.param):
-			graded, _ := claimGraded(nc, e.Time)
-			note(graded, fmt.Sprintf("Karpenter's %s %s asked for the forbidden capacity (%s)", e.Action, e.RequestID, resultOf(e)))
-		}
-	}
+	p.readLaunches(g, fp, p.readClaims(g, fp, row))
 	// An instance of the forbidden kind counts while it exists, whenever it was launched.
-	for _, in := range ev.Instances {
+	for _, in := range g.Evidence.Instances {
 		if fp.instance(in) {
-			note(in.State != "terminated" || current(in.LaunchTime), fmt.Sprintf("instance %s (%s in %s, %s) exists", in.ID, in.Type, in.Zone, in.State))
+			p.note(in.State != "terminated" || p.current(in.LaunchTime), fmt.Sprintf("instance %s (%s in %s, %s) exists", in.ID, in.Type, in.Zone, in.State))
 		}
 	}
 	mismatch := row.KarpenterMessage
-	if why := g.nodePoolNotReady(generalPool); mismatch == "" && len(problems) == 0 && why != "" {
+	if why := g.nodePoolNotReady(generalPool); mismatch == "" && len(p.problems) == 0 && why != "" {
 		return fail(fp.id, fp.title, "the pod waits unexplained: Karpenter ignores the NodePool, so no bound of it refused the pod",
 			"kubectl describe ec2nodeclass "+generalPool+": the provider's DryRun launch was refused by the controller's policy; bound the NodePool inside it (instance categories, zones).",
 			why)
 	}
-	if mismatch == "" && len(problems) == 0 {
+	if mismatch == "" && len(p.problems) == 0 {
 		return fail(fp.id, fp.title, "the pod waits, but Karpenter has not explained why yet (no FailedScheduling event from karpenter)",
 			"Karpenter explains a pod only once a NodePool exists: apply nodepool.yaml, then kubectl describe pod -n ziba "+fp.name,
 			"scheduler: "+dash(row.PendingReason))
@@ -289,16 +221,107 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	if row.PendingReason != "" {
 		evidence = append(evidence, "scheduler: "+row.PendingReason)
 	}
-	if len(earlier) > 0 {
-		evidence = append(evidence, fmt.Sprintf("%d attempts under the NodePools' earlier spec (current since %s), by NodeClaims since deleted, are not graded", len(earlier), since.Local().Format("15:04:05")))
-		evidence = append(evidence, first(earlier, 2)...)
+	if len(p.earlier) > 0 {
+		evidence = append(evidence, fmt.Sprintf("%d attempts under the NodePools' earlier spec (current since %s), by NodeClaims since deleted, are not graded", len(p.earlier), p.since.Local().Format("15:04:05")))
+		evidence = append(evidence, first(p.earlier, 2)...)
 	}
-	if len(problems) == 0 {
+	if len(p.problems) == 0 {
 		return pass(fp.id, fp.title, "Pending with an explained mismatch; no NodeClaim, no launch request and no instance for it under the current NodePool", evidence...)
 	}
-	return fail(fp.id, fp.title, fmt.Sprintf("capacity was pursued for a forbidden pod: %s", problems[0]),
+	return fail(fp.id, fp.title, fmt.Sprintf("capacity was pursued for a forbidden pod: %s", p.problems[0]),
 		"Bound the NodePool so Karpenter cannot synthesise this capacity at all (kubectl describe nodepool ziba-general), and check aws ec2 describe-instances.",
-		append(evidence, first(problems, 5)...)...)
+		append(evidence, first(p.problems, 5)...)...)
+}
+
+// pursuit sorts the capacity pursued for a forbidden pod into what is graded and what is
+// history: what an earlier, broader NodePool spec pursued is history the learner has since
+// fixed, so graded is what happened since the NodePools took their current spec.
+type pursuit struct {
+	since             time.Time
+	spans             map[string]claimSpan // NodeClaim name -> when it was made, and if it is gone
+	problems, earlier []string
+}
+
+type claimSpan struct {
+	created time.Time
+	gone    bool
+}
+
+func newPursuit(g *Grading) *pursuit {
+	p := &pursuit{since: g.boundsSince(), spans: map[string]claimSpan{}}
+	for _, v := range g.hist.NodeClaims {
+		p.spans[v.Last().Name] = claimSpan{v.States[0].CreationTimestamp.Time, v.Deleted != nil}
+	}
+	return p
+}
+
+func (p *pursuit) current(t time.Time) bool { return !t.Before(p.since.Truncate(time.Second)) }
+
+func (p *pursuit) note(graded bool, line string) {
+	if graded {
+		p.problems = append(p.problems, line)
+	} else {
+		p.earlier = append(p.earlier, "not graded: "+line)
+	}
+}
+
+// claimGraded says whether what NodeClaim name did at is graded. A NodeClaim made under an
+// earlier spec is history once deleted; while it exists it keeps trying to launch for the
+// pod, under the current spec too.
+func (p *pursuit) claimGraded(name string, at time.Time) (bool, string) {
+	l, ok := p.spans[name]
+	switch {
+	case !ok:
+		return p.current(at), ""
+	case !p.current(l.created) && l.gone:
+		return false, ""
+	case !p.current(l.created):
+		return true, " (made under an earlier NodePool spec, it still exists and retries: delete it)"
+	}
+	return true, ""
+}
+
+// readClaims notes the NodeClaims nominated for the pod, or shaped by its forbidden
+// constraint, and returns their names.
+func (p *pursuit) readClaims(g *Grading, fp forbiddenPod, row evidence.PodRow) map[string]bool {
+	claims := map[string]bool{}
+	for _, e := range g.hist.Events[row.UID] {
+		if nc := evidence.NominatedNodeClaim(e.Message); e.Reason == "Nominated" && nc != "" && !claims[nc] {
+			claims[nc] = true
+			graded, why := p.claimGraded(nc, evidence.FirstEventTime(e))
+			p.note(graded, "Karpenter nominated NodeClaim "+nc+" for it"+why)
+		}
+	}
+	for _, v := range g.hist.NodeClaims {
+		for _, nc := range v.States {
+			if fp.claim(nc) && !claims[nc.Name] {
+				claims[nc.Name] = true
+				graded, why := p.claimGraded(nc.Name, nc.CreationTimestamp.Time)
+				p.note(graded, "NodeClaim "+nc.Name+" was created for its constraint"+why)
+				break
+			}
+		}
+	}
+	return claims
+}
+
+// readLaunches notes the launch requests tagged for one of claims, or Karpenter asking for
+// the forbidden capacity. (Other principals' denied attempts are graded by the policy checks.)
+func (p *pursuit) readLaunches(g *Grading, fp forbiddenPod, claims map[string]bool) {
+	for _, e := range g.Snapshot.Audit {
+		if e.Action != "CreateFleet" && e.Action != "RunInstances" || e.DryRun {
+			continue
+		}
+		nc := evidence.RequestTag(e.Parameters, awsv1.NodeClaimTagKey)
+		switch {
+		case nc != "" && claims[nc]:
+			graded, _ := p.claimGraded(nc, e.Time)
+			p.note(graded, fmt.Sprintf("%s %s was sent for NodeClaim %s (%s)", e.Action, e.RequestID, nc, resultOf(e)))
+		case e.Caller == cluster.KarpenterAccessKeyID && paramsMatch(e.Parameters, fp.param):
+			graded, _ := p.claimGraded(nc, e.Time)
+			p.note(graded, fmt.Sprintf("Karpenter's %s %s asked for the forbidden capacity (%s)", e.Action, e.RequestID, resultOf(e)))
+		}
+	}
 }
 
 // resultOf summarises an audit event's outcome.
