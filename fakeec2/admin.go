@@ -75,183 +75,198 @@ func adminFail(w http.ResponseWriter, status int, format string, args ...any) {
 
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	route := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, adminPrefix), "/")
-	q := r.URL.Query()
 	s.log.Debug("admin request", "method", r.Method, "path", r.URL.Path)
-	switch route {
-	case "health":
-		s.mu.RLock()
-		n := len(s.instances)
-		s.mu.RUnlock()
-		writeJSON(w, http.StatusOK, Health{Status: "ok", Region: s.region, Zones: s.Zones(), Time: s.clock.Now(),
-			Instances: n, Persisted: s.persist != nil})
-	case "audit":
-		aq := AuditQuery{Service: q.Get("service"), Action: q.Get("action"), Caller: q.Get("caller"), ResourceID: q.Get("resourceId"),
-			ErrorCode: q.Get("errorCode"), MutatingOnly: q.Get("mutating") == "true"}
-		var err error
-		if aq.Since, err = parseAdminTime(q.Get("since")); err != nil {
-			adminFail(w, http.StatusBadRequest, "since: %v", err)
-			return
-		}
-		if aq.Until, err = parseAdminTime(q.Get("until")); err != nil {
-			adminFail(w, http.StatusBadRequest, "until: %v", err)
-			return
-		}
-		if l := q.Get("limit"); l != "" {
-			if aq.Limit, err = strconv.Atoi(l); err != nil || aq.Limit < 0 {
-				adminFail(w, http.StatusBadRequest, "limit: want a non-negative integer, got %q", l)
-				return
-			}
-		}
-		events := s.Audit(aq)
-		if events == nil {
-			events = []AuditEvent{}
-		}
-		writeJSON(w, http.StatusOK, events)
-	case "billing":
-		writeJSON(w, http.StatusOK, s.Billing())
-	case "billing/by-tag":
-		key := q.Get("key")
-		if key == "" {
-			adminFail(w, http.StatusBadRequest, "key: a tag key is required")
-			return
-		}
-		writeJSON(w, http.StatusOK, s.CostByTag(key))
-	case "policy":
-		switch r.Method {
-		case http.MethodGet:
-			writeJSON(w, http.StatusOK, s.Policy())
-		case http.MethodPut, http.MethodPost:
-			var p Policy
-			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&p); err != nil {
-				adminFail(w, http.StatusBadRequest, "decoding policy: %v", err)
-				return
-			}
-			if err := s.SetPolicy(p); err != nil {
-				adminFail(w, http.StatusInternalServerError, "saving policy: %v", err)
-				return
-			}
-			writeJSON(w, http.StatusOK, s.Policy())
-		default:
-			adminFail(w, http.StatusMethodNotAllowed, "use GET or PUT")
-		}
-	case "faults":
-		switch r.Method {
-		case http.MethodGet:
-			writeJSON(w, http.StatusOK, s.Faults())
-		case http.MethodPost, http.MethodPut:
-			var f Fault
-			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f); err != nil {
-				adminFail(w, http.StatusBadRequest, "decoding fault: %v", err)
-				return
-			}
-			out, err := s.SetFault(f)
-			if err != nil {
-				adminFail(w, http.StatusBadRequest, "%v", err)
-				return
-			}
-			writeJSON(w, http.StatusOK, out)
-		case http.MethodDelete:
-			if err := s.ClearFaults(q.Get("id")); err != nil {
-				adminFail(w, http.StatusInternalServerError, "clearing faults: %v", err)
-				return
-			}
-			writeJSON(w, http.StatusOK, s.Faults())
-		default:
-			adminFail(w, http.StatusMethodNotAllowed, "use GET, POST or DELETE")
-		}
-	case "reset":
-		if r.Method != http.MethodPost {
-			adminFail(w, http.StatusMethodNotAllowed, "use POST")
-			return
-		}
-		if err := s.Reset(); err != nil {
-			adminFail(w, http.StatusInternalServerError, "%v", err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
-	case "interrupt":
-		var req InterruptRequest
-		if !decodeAdminPost(w, r, &req) {
-			return
-		}
-		warning := DefaultSpotWarning
-		if req.WarningSeconds != nil {
-			warning = time.Duration(*req.WarningSeconds) * time.Second
-		}
-		events, err := s.InterruptSpot(req.InstanceIDs, warning)
-		if err != nil {
-			adminFail(w, http.StatusBadRequest, "%v", err)
-			return
-		}
-		writeJSON(w, http.StatusOK, events)
-	case "events":
-		var req EventRequest
-		if !decodeAdminPost(w, r, &req) {
-			return
-		}
-		events, err := s.RaiseEvent(req.Kind, req.InstanceIDs)
-		if err != nil {
-			adminFail(w, http.StatusBadRequest, "%v", err)
-			return
-		}
-		writeJSON(w, http.StatusOK, events)
-	case "console":
-		var req ConsoleRequest
-		if !decodeAdminPost(w, r, &req) {
-			return
-		}
-		if err := s.AppendConsoleOutput(req.InstanceID, req.Text); err != nil {
-			adminFail(w, http.StatusBadRequest, "%v", err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "appended"})
-	case "releases":
-		var req ReleaseRequest
-		if !decodeAdminPost(w, r, &req) {
-			return
-		}
-		images, err := s.PublishRelease(req.Release)
-		if err != nil {
-			adminFail(w, http.StatusBadRequest, "%v", err)
-			return
-		}
-		writeJSON(w, http.StatusOK, images)
-	case "budgets":
-		s.serveAdminBudgets(w, r)
-	case "time":
-		if r.Method != http.MethodGet {
-			adminFail(w, http.StatusMethodNotAllowed, "use GET")
-			return
-		}
-		if known := q.Get("waitChangeFrom"); known != "" {
-			// A long poll: Karpenter's lab clock follows the account's this way.
-			n, err := strconv.ParseInt(known, 10, 64)
-			if err != nil {
-				adminFail(w, http.StatusBadRequest, "waitChangeFrom %q: want the offset in nanoseconds", known)
-				return
-			}
-			ctx, cancel := context.WithTimeout(r.Context(), timeWaitLimit)
-			defer cancel()
-			s.clock.waitChange(ctx, time.Duration(n))
-		}
-		writeJSON(w, http.StatusOK, s.LabTime())
-	case "time/skip":
-		s.serveAdminSkip(w, r)
-	case "decode":
-		msg := q.Get("message")
-		reason, ok := s.DecodeAuthorizationMessage(msg)
-		if !ok {
-			adminFail(w, http.StatusNotFound, "no denial with that message in the audit trail")
-			return
-		}
-		writeJSON(w, http.StatusOK, DecodedMessage{Message: msg, Reason: reason})
-	default:
+	serve, ok := adminRoutes[route]
+	if !ok {
 		adminFail(w, http.StatusNotFound, "no admin route %q", r.URL.Path)
+		return
 	}
+	serve(s, w, r)
+}
+
+// adminRoutes are the admin API's routes under /_karplab/.
+var adminRoutes = map[string]func(*Server, http.ResponseWriter, *http.Request){
+	"health":         (*Server).serveAdminHealth,
+	"audit":          (*Server).serveAdminAudit,
+	"billing":        func(s *Server, w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.Billing()) },
+	"billing/by-tag": (*Server).serveAdminCostByTag,
+	"policy":         (*Server).serveAdminPolicy,
+	"faults":         (*Server).serveAdminFaults,
+	"reset":          (*Server).serveAdminReset,
+	"interrupt": func(s *Server, w http.ResponseWriter, r *http.Request) {
+		adminAction(w, r, func(req InterruptRequest) (any, error) {
+			warning := DefaultSpotWarning
+			if req.WarningSeconds != nil {
+				warning = time.Duration(*req.WarningSeconds) * time.Second
+			}
+			return s.InterruptSpot(req.InstanceIDs, warning)
+		})
+	},
+	"events": func(s *Server, w http.ResponseWriter, r *http.Request) {
+		adminAction(w, r, func(req EventRequest) (any, error) { return s.RaiseEvent(req.Kind, req.InstanceIDs) })
+	},
+	"console": func(s *Server, w http.ResponseWriter, r *http.Request) {
+		adminAction(w, r, func(req ConsoleRequest) (any, error) {
+			return map[string]string{"status": "appended"}, s.AppendConsoleOutput(req.InstanceID, req.Text)
+		})
+	},
+	"releases": func(s *Server, w http.ResponseWriter, r *http.Request) {
+		adminAction(w, r, func(req ReleaseRequest) (any, error) { return s.PublishRelease(req.Release) })
+	},
+	"budgets":   (*Server).serveAdminBudgets,
+	"time":      (*Server).serveAdminTime,
+	"time/skip": (*Server).serveAdminSkip,
+	"decode":    (*Server).serveAdminDecode,
+}
+
+// adminAction serves a POST route: it decodes the body into a T, runs do and answers its
+// result, or do's error as a 400.
+func adminAction[T any](w http.ResponseWriter, r *http.Request, do func(T) (any, error)) {
+	var req T
+	if !decodeAdminPost(w, r, &req) {
+		return
+	}
+	out, err := do(req)
+	if err != nil {
+		adminFail(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) serveAdminHealth(w http.ResponseWriter, _ *http.Request) {
+	s.mu.RLock()
+	n := len(s.instances)
+	s.mu.RUnlock()
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Region: s.region, Zones: s.Zones(), Time: s.clock.Now(),
+		Instances: n, Persisted: s.persist != nil})
+}
+
+func (s *Server) serveAdminAudit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	aq := AuditQuery{Service: q.Get("service"), Action: q.Get("action"), Caller: q.Get("caller"), ResourceID: q.Get("resourceId"),
+		ErrorCode: q.Get("errorCode"), MutatingOnly: q.Get("mutating") == "true"}
+	var err error
+	if aq.Since, err = parseAdminTime(q.Get("since")); err != nil {
+		adminFail(w, http.StatusBadRequest, "since: %v", err)
+		return
+	}
+	if aq.Until, err = parseAdminTime(q.Get("until")); err != nil {
+		adminFail(w, http.StatusBadRequest, "until: %v", err)
+		return
+	}
+	if l := q.Get("limit"); l != "" {
+		if aq.Limit, err = strconv.Atoi(l); err != nil || aq.Limit < 0 {
+			adminFail(w, http.StatusBadRequest, "limit: want a non-negative integer, got %q", l)
+			return
+		}
+	}
+	events := s.Audit(aq)
+	if events == nil {
+		events = []AuditEvent{}
+	}
+	writeJSON(w, http.StatusOK, events)
+}
+
+func (s *Server) serveAdminCostByTag(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		adminFail(w, http.StatusBadRequest, "key: a tag key is required")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.CostByTag(key))
+}
+
+func (s *Server) serveAdminPolicy(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, s.Policy())
+	case http.MethodPut, http.MethodPost:
+		var p Policy
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			adminFail(w, http.StatusBadRequest, "decoding policy: %v", err)
+			return
+		}
+		if err := s.SetPolicy(p); err != nil {
+			adminFail(w, http.StatusInternalServerError, "saving policy: %v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.Policy())
+	default:
+		adminFail(w, http.StatusMethodNotAllowed, "use GET or PUT")
+	}
+}
+
+func (s *Server) serveAdminFaults(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, s.Faults())
+	case http.MethodPost, http.MethodPut:
+		var f Fault
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			adminFail(w, http.StatusBadRequest, "decoding fault: %v", err)
+			return
+		}
+		out, err := s.SetFault(f)
+		if err != nil {
+			adminFail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	case http.MethodDelete:
+		if err := s.ClearFaults(r.URL.Query().Get("id")); err != nil {
+			adminFail(w, http.StatusInternalServerError, "clearing faults: %v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.Faults())
+	default:
+		adminFail(w, http.StatusMethodNotAllowed, "use GET, POST or DELETE")
+	}
+}
+
+func (s *Server) serveAdminReset(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		adminFail(w, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	if err := s.Reset(); err != nil {
+		adminFail(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "reset"})
+}
+
+func (s *Server) serveAdminTime(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		adminFail(w, http.StatusMethodNotAllowed, "use GET")
+		return
+	}
+	if known := r.URL.Query().Get("waitChangeFrom"); known != "" {
+		// A long poll: Karpenter's lab clock follows the account's this way.
+		n, err := strconv.ParseInt(known, 10, 64)
+		if err != nil {
+			adminFail(w, http.StatusBadRequest, "waitChangeFrom %q: want the offset in nanoseconds", known)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeWaitLimit)
+		defer cancel()
+		s.clock.waitChange(ctx, time.Duration(n))
+	}
+	writeJSON(w, http.StatusOK, s.LabTime())
+}
+
+func (s *Server) serveAdminDecode(w http.ResponseWriter, r *http.Request) {
+	msg := r.URL.Query().Get("message")
+	reason, ok := s.DecodeAuthorizationMessage(msg)
+	if !ok {
+		adminFail(w, http.StatusNotFound, "no denial with that message in the audit trail")
+		return
+	}
+	writeJSON(w, http.StatusOK, DecodedMessage{Message: msg, Reason: reason})
 }
 
 // serveAdminBudgets answers /_karplab/budgets: the account's AWS Budgets as the lab sets
