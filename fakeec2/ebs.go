@@ -93,109 +93,96 @@ type createVolumeResponse struct {
 
 var volumeTagTypes = map[string]bool{"volume": true}
 
+// volumeRequest is a CreateVolume request, parsed and checked against itself.
+type volumeRequest struct {
+	zone, zoneID, typ, snapID, kms string
+	size, iops, throughput         int64
+	hasSize, encrypted             bool
+	tags                           map[string][]Tag
+}
+
+func parseCreateVolume(q *query) (volumeRequest, *APIError) {
+	r := volumeRequest{zone: q.str("AvailabilityZone"), zoneID: q.str("AvailabilityZoneId"), typ: q.str("VolumeType"),
+		snapID: q.str("SnapshotId"), kms: q.str("KmsKeyId")}
+	if r.zone == "" && r.zoneID == "" {
+		return r, errMissing("AvailabilityZone")
+	}
+	if r.typ == "" {
+		r.typ = "gp2" // CreateVolume's documented default
+	}
+	if !validVolumeTypes[r.typ] {
+		return r, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", r.typ)
+	}
+	var err *APIError
+	if r.size, r.hasSize, err = q.integer("Size"); err != nil {
+		return r, err
+	}
+	if r.iops, _, err = q.integer("Iops"); err != nil {
+		return r, err
+	}
+	if r.throughput, _, err = q.integer("Throughput"); err != nil {
+		return r, err
+	}
+	if r.encrypted, _, err = q.boolean("Encrypted"); err != nil {
+		return r, err
+	}
+	specs, err := q.tagSpecs("TagSpecification")
+	if err != nil {
+		return r, err
+	}
+	if r.tags, err = tagsByType(specs, volumeTagTypes); err != nil {
+		return r, err
+	}
+	switch {
+	case r.snapID == "" && !r.hasSize:
+		return r, errMissing("size")
+	case (r.typ == "io1" || r.typ == "io2") && r.iops == 0:
+		return r, errMissing("iops")
+	case r.iops != 0 && r.typ != "gp3" && r.typ != "io1" && r.typ != "io2":
+		return r, errInvalidValue("The parameter iops is not supported for %s volumes.", r.typ)
+	case r.throughput != 0 && r.typ != "gp3":
+		return r, errInvalidValue("The parameter throughput is not supported for %s volumes.", r.typ)
+	}
+	return r, nil
+}
+
 func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
-	zone := c.q.str("AvailabilityZone")
-	if zone == "" && c.q.str("AvailabilityZoneId") == "" {
-		return nil, errMissing("AvailabilityZone")
-	}
-	typ := c.q.str("VolumeType")
-	if typ == "" {
-		typ = "gp2" // CreateVolume's documented default
-	}
-	if !validVolumeTypes[typ] {
-		return nil, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", typ)
-	}
-	size, hasSize, err := c.q.integer("Size")
+	r, err := parseCreateVolume(c.q)
 	if err != nil {
 		return nil, err
-	}
-	iops, _, err := c.q.integer("Iops")
-	if err != nil {
-		return nil, err
-	}
-	thr, _, err := c.q.integer("Throughput")
-	if err != nil {
-		return nil, err
-	}
-	enc, _, err := c.q.boolean("Encrypted")
-	if err != nil {
-		return nil, err
-	}
-	specs, err := c.q.tagSpecs("TagSpecification")
-	if err != nil {
-		return nil, err
-	}
-	tags, err := tagsByType(specs, volumeTagTypes)
-	if err != nil {
-		return nil, err
-	}
-	snapID, kms := c.q.str("SnapshotId"), c.q.str("KmsKeyId")
-	if snapID == "" && !hasSize {
-		return nil, errMissing("size")
-	}
-	if (typ == "io1" || typ == "io2") && iops == 0 {
-		return nil, errMissing("iops")
-	}
-	if iops != 0 && typ != "gp3" && typ != "io1" && typ != "io2" {
-		return nil, errInvalidValue("The parameter iops is not supported for %s volumes.", typ)
-	}
-	if thr != 0 && typ != "gp3" {
-		return nil, errInvalidValue("The parameter throughput is not supported for %s volumes.", typ)
 	}
 	var out *volume
 	aerr := s.mutate(c, func() *APIError {
-		if zid := c.q.str("AvailabilityZoneId"); zone == "" {
+		if r.zone == "" {
 			for _, z := range s.zones {
-				if z.ID == zid {
-					zone = z.Name
+				if z.ID == r.zoneID {
+					r.zone = z.Name
 				}
 			}
 		}
-		zoneID, ok := s.zoneID(zone)
+		zoneID, ok := s.zoneID(r.zone)
 		if !ok {
-			return errInvalidValue("Invalid availability zone: [%s]", zone)
+			return errInvalidValue("Invalid availability zone: [%s]", r.zone)
 		}
-		if snapID != "" {
-			sz, encSnap, e := s.snapshotSize(snapID)
+		if r.snapID != "" {
+			sz, encSnap, e := s.snapshotSize(r.snapID)
 			if e != nil {
 				return e
 			}
-			if !hasSize {
-				size = int64(sz)
-			} else if size < int64(sz) {
-				return errInvalidValue("Volume of size %dGB is smaller than snapshot '%s', expect size >= %dGB", size, snapID, sz)
+			if !r.hasSize {
+				r.size = int64(sz)
+			} else if r.size < int64(sz) {
+				return errInvalidValue("Volume of size %dGB is smaller than snapshot '%s', expect size >= %dGB", r.size, r.snapID, sz)
 			}
-			enc = enc || encSnap
+			r.encrypted = r.encrypted || encSnap
 		}
-		if e := checkVolumeSize(typ, int32(size)); e != nil {
+		if e := checkVolumeSize(r.typ, int32(r.size)); e != nil {
 			return e
 		}
 		if c.dryRun {
 			return errDryRun()
 		}
-		v := &volume{Seq: s.nextSeq(), ID: s.newID("vol"), Zone: zone, ZoneID: zoneID, Type: typ, SizeGiB: int32(size),
-			Iops: int32(iops), Throughput: int32(thr), Encrypted: enc || kms != "", KMSKeyID: kms, SnapshotID: snapID,
-			State: volCreating, CreateTime: c.now, Until: c.now.Add(s.volumeDelay), Tags: setTags(nil, tags["volume"]),
-			Caller: c.caller}
-		switch typ {
-		case "gp3":
-			v.Iops, v.Throughput = max(v.Iops, 3000), max(v.Throughput, 125)
-		case "gp2":
-			v.Iops = max(100, min(16000, 3*v.SizeGiB))
-		}
-		if v.Encrypted && v.KMSKeyID == "" {
-			v.KMSKeyID = "alias/aws/ebs"
-		}
-		s.volumes[v.ID] = v
-		s.save(bucketVolumes, v.ID, v)
-		s.scheduleVolume(v)
-		encrypted := v.Encrypted
-		s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
-			Encrypted: &encrypted, Zone: v.Zone, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: c.now,
-			Tags: tagsMap(v.Tags), Caller: c.caller})
-		c.event.Created = append(c.event.Created, v.ID)
-		s.advanceLocked(c.now) // a zero delay: available at once
-		out = v
+		out = s.newVolume(c, r, zoneID)
 		return nil
 	})
 	if aerr != nil {
@@ -209,6 +196,34 @@ func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
 		x.Status = volAvailable
 	}
 	return &createVolumeResponse{xmlVolume: x}, nil
+}
+
+// newVolume creates the volume r asks for, in zone zoneID, and starts billing it. Callers
+// hold s.mu.
+func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *volume {
+	v := &volume{Seq: s.nextSeq(), ID: s.newID("vol"), Zone: r.zone, ZoneID: zoneID, Type: r.typ, SizeGiB: int32(r.size),
+		Iops: int32(r.iops), Throughput: int32(r.throughput), Encrypted: r.encrypted || r.kms != "", KMSKeyID: r.kms,
+		SnapshotID: r.snapID, State: volCreating, CreateTime: c.now, Until: c.now.Add(s.volumeDelay),
+		Tags: setTags(nil, r.tags["volume"]), Caller: c.caller}
+	switch r.typ {
+	case "gp3":
+		v.Iops, v.Throughput = max(v.Iops, 3000), max(v.Throughput, 125)
+	case "gp2":
+		v.Iops = max(100, min(16000, 3*v.SizeGiB))
+	}
+	if v.Encrypted && v.KMSKeyID == "" {
+		v.KMSKeyID = "alias/aws/ebs"
+	}
+	s.volumes[v.ID] = v
+	s.save(bucketVolumes, v.ID, v)
+	s.scheduleVolume(v)
+	encrypted := v.Encrypted
+	s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
+		Encrypted: &encrypted, Zone: v.Zone, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: c.now,
+		Tags: tagsMap(v.Tags), Caller: c.caller})
+	c.event.Created = append(c.event.Created, v.ID)
+	s.advanceLocked(c.now) // a zero delay: available at once
+	return v
 }
 
 // --- AttachVolume / DetachVolume ---
