@@ -111,20 +111,36 @@ func DefaultPolicy(provider string) *fakeec2.Policy {
 	return &fakeec2.Policy{Statements: []fakeec2.PolicyStatement{fakeec2.KarpenterControllerPolicy(KarpenterAccessKeyID)}}
 }
 
-// newServices lists the lab's parts in start order.
+// newServices lists the lab's parts in start order. Each constructor returns its service
+// and publishes, through d, how the rest of the daemon reaches what it runs.
 func newServices(d *daemon) ([]*service, error) {
-	cfg := d.cfg
-	log := cfg.Logger
-	be, err := newBackend(cfg)
+	be, err := newBackend(d.cfg)
 	if err != nil {
 		return nil, err
 	}
+	// The EC2 emulator listens on a fixed address the learner's aws CLI is pointed at.
+	endpoint := "http://" + d.cfg.EC2Addr
+	return []*service{
+		controlPlaneService(d, be),
+		ec2Service(d, be, endpoint),
+		crdService(d, be),
+		metricsService(d, be),
+		recorderService(d),
+		kubeletService(d, endpoint),
+		karpenterService(d, endpoint),
+	}, nil
+}
+
+// controlPlaneService starts the backend's cluster and takes its baseline. It owns the
+// admin config the later services use (d.restConfig), which records what they create.
+func controlPlaneService(d *daemon, be backend.Backend) *service {
+	cfg := d.cfg
 	// Every object the daemon's clients create is recorded, for stop --uninstall.
 	record := installs.Open(cfg.Home.InstallRecord(), "daemon")
 	var admin *rest.Config
 	d.restConfig = func() *rest.Config { return admin }
 	d.metrics = func() *metrics.Server { return nil }
-	services := []*service{{
+	return &service{
 		name: "Kubernetes control plane (" + be.Name() + ")",
 		start: func(ctx context.Context) (string, error) {
 			if err := be.Start(ctx, cfg.Home.Kubeconfig(), cfg.Status); err != nil {
@@ -141,13 +157,17 @@ func newServices(d *daemon) ([]*service, error) {
 		},
 		stop:       be.Stop,
 		components: be.Components,
-	}}
+	}
+}
 
-	// The EC2 emulator listens on a fixed address the learner's aws CLI is pointed at.
+// ec2Service serves the EC2 emulator on endpoint (d.cfg.EC2Addr), told about the backend's
+// cluster as EKS would be, and writes the env file that points the learner's aws CLI at it.
+func ec2Service(d *daemon, be backend.Backend, endpoint string) *service {
+	cfg := d.cfg
 	var ec2srv *fakeec2.Server
 	var httpSrv *http.Server
-	endpoint := "http://" + cfg.EC2Addr
-	services = append(services, &service{
+	d.ec2 = func() *fakeec2.Server { return ec2srv }
+	return &service{
 		name: "EC2 API emulator",
 		start: func(ctx context.Context) (string, error) {
 			ln, err := net.Listen("tcp", cfg.EC2Addr)
@@ -161,7 +181,7 @@ func newServices(d *daemon) ([]*service, error) {
 				// Karpenter's INTERRUPTION_QUEUE (provider aws), as its CloudFormation stack makes it.
 				InterruptionQueue: ClusterName,
 				DefaultPolicy:     DefaultPolicy(cfg.Provider),
-				Logger:            log.With("component", "ec2"),
+				Logger:            cfg.Logger.With("component", "ec2"),
 			})
 			if err != nil {
 				ln.Close()
@@ -188,21 +208,31 @@ func newServices(d *daemon) ([]*service, error) {
 			return errors.Join(err, ec2srv.Close())
 		},
 		components: func(ctx context.Context) []backend.Component {
-			c := backend.Component{Name: "ec2-emulator", Address: endpoint}
-			h, err := fakeec2.NewAdminClient(endpoint).Health(ctx)
-			c.Healthy = err == nil
-			if err != nil {
-				c.Detail = err.Error()
-			} else {
-				c.Detail = fmt.Sprintf("region %s, %d instances, persisted=%t", h.Region, h.Instances, h.Persisted)
-			}
-			return []backend.Component{c}
+			return []backend.Component{ec2Component(ctx, endpoint)}
 		},
-	})
+	}
+}
 
-	services = append(services, &service{
+// ec2Component is the emulator's line in status, from its admin API's health report.
+func ec2Component(ctx context.Context, endpoint string) backend.Component {
+	c := backend.Component{Name: "ec2-emulator", Address: endpoint}
+	h, err := fakeec2.NewAdminClient(endpoint).Health(ctx)
+	c.Healthy = err == nil
+	if err != nil {
+		c.Detail = err.Error()
+	} else {
+		c.Detail = fmt.Sprintf("region %s, %d instances, persisted=%t", h.Region, h.Instances, h.Persisted)
+	}
+	return c
+}
+
+// crdService installs what Karpenter needs before it starts: the lab's namespace, its CRDs
+// and the kube-dns Service.
+func crdService(d *daemon, be backend.Backend) *service {
+	return &service{
 		name: "Karpenter and EC2NodeClass CRDs, kube-dns Service, namespace " + karpenter.LabNamespace,
 		start: func(ctx context.Context) (string, error) {
+			admin := d.restConfig()
 			if err := karpenter.EnsureNamespace(ctx, admin, karpenter.LabNamespace); err != nil {
 				return "", err
 			}
@@ -225,49 +255,58 @@ func newServices(d *daemon) ([]*service, error) {
 			}
 			return detail, nil
 		},
-	})
+	}
+}
 
-	services = append(services, metricsService(d, be))
-
+// recorderService runs the evidence recorder, which appends what happens in the cluster to
+// the lab's history file.
+func recorderService(d *daemon) *service {
+	cfg := d.cfg
 	var rec *recorder.Recorder
 	stopRec := func(context.Context) error { return nil }
-	services = append(services, &service{
+	d.recorder = func() *recorder.Recorder { return rec }
+	return &service{
 		name: "evidence recorder",
 		start: func(ctx context.Context) (string, error) {
 			var err error
-			rec, err = recorder.New(recorder.Options{Config: admin, Path: cfg.Home.History(), Logger: log.With("component", "recorder")})
+			rec, err = recorder.New(recorder.Options{Config: d.restConfig(), Path: cfg.Home.History(), Logger: cfg.Logger.With("component", "recorder")})
 			if err != nil {
 				return "", err
 			}
-			stopRec, err = goService("recorder", log, rec.Run)
+			stopRec, err = goService("recorder", cfg.Logger, rec.Run)
 			return cfg.Home.History(), err
 		},
 		stop: func(ctx context.Context) error { return stopRec(ctx) },
-	})
-	d.recorder = func() *recorder.Recorder { return rec }
-	d.ec2 = func() *fakeec2.Server { return ec2srv }
+	}
+}
 
+// kubeletService runs the simulated kubelet, which boots the emulator's instances into
+// Nodes: it reads EC2 with the node role's key and writes console output through the
+// emulator's admin API.
+func kubeletService(d *daemon, endpoint string) *service {
+	cfg := d.cfg
 	var kl *kubelet.Kubelet
 	stopKubelet := func(context.Context) error { return nil }
-	services = append(services, &service{
+	d.kubelet = func() *kubelet.Kubelet { return kl }
+	return &service{
 		name: "simulated kubelet (kwok)",
 		start: func(ctx context.Context) (string, error) {
 			var err error
 			kl, err = kubelet.New(kubelet.Options{
-				RESTConfig: admin,
+				RESTConfig: d.restConfig(),
 				EC2:        NewEC2Client(endpoint, KubeletAccessKeyID),
 				// What the instance's OS prints (nodeadm, cloud-init) reaches GetConsoleOutput.
 				Console:     fakeec2.NewAdminClient(endpoint),
 				ClusterName: ClusterName,
 				Region:      Region,
-				Logger:      log.With("component", "kubelet"),
+				Logger:      cfg.Logger.With("component", "kubelet"),
 				// Karpenter's stock kwok provider makes Nodes itself; kwok keeps them Ready.
 				ManageKWOKProviderNodes: cfg.Provider == "kwok",
 			})
 			if err != nil {
 				return "", err
 			}
-			stopKubelet, err = goService("kubelet", log, func(ctx context.Context, ready chan<- struct{}) error {
+			stopKubelet, err = goService("kubelet", cfg.Logger, func(ctx context.Context, ready chan<- struct{}) error {
 				close(ready)
 				return kl.Run(ctx)
 			})
@@ -278,11 +317,7 @@ func newServices(d *daemon) ([]*service, error) {
 			nodes := kl.Nodes()
 			return []backend.Component{{Name: "simulated-kubelet", Healthy: true, Detail: fmt.Sprintf("%d instances known", len(nodes))}}
 		},
-	})
-	d.kubelet = func() *kubelet.Kubelet { return kl }
-
-	services = append(services, karpenterService(d, endpoint))
-	return services, nil
+	}
 }
 
 // goService runs fn in a goroutine until the returned stop function is called. It returns
