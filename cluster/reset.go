@@ -79,31 +79,85 @@ func (r *resetter) step(format string, args ...any) {
 	r.last = now
 }
 
+// run resets the lab, one step after another, each saying what it did and how long it took.
 func (r *resetter) run(ctx context.Context) (err error) {
 	r.last = time.Now()
 	// Karpenter first: held, it launches nothing for the pods being deleted, and no call of
 	// its can land in the account after the account's reset.
 	resume := func(context.Context) error { return nil }
 	if r.hold != nil {
-		if resume, err = r.hold(ctx); err != nil {
+		if resume, err = r.holdKarpenter(ctx); err != nil {
 			return err
 		}
-		r.step("stopped Karpenter for the reset")
 		defer func() { // on a failed reset too: a lab with no Karpenter would be stuck
 			if resume != nil {
 				err = errors.Join(err, resume(ctx))
 			}
 		}()
 	}
+	if err := r.deleteNodePools(ctx); err != nil {
+		return err
+	}
+	deleted, err := r.deleteWorkloads(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.deleteNodeClaims(ctx); err != nil {
+		return err
+	}
+	if err := r.deleteLabNodes(ctx, deleted); err != nil {
+		return err
+	}
+	if err := r.deleteNodeClasses(ctx); err != nil {
+		return err
+	}
+	if err := r.resetEC2(ctx); err != nil {
+		return err
+	}
+	if err := r.resetInMemoryState(ctx); err != nil {
+		return err
+	}
+	if r.hold != nil {
+		// Taken from the deferred call first, so a failed start is not tried twice.
+		again := resume
+		resume = nil
+		if err := r.resumeKarpenter(ctx, again); err != nil {
+			return err
+		}
+	}
+	if err := r.newHistory(); err != nil {
+		return err
+	}
+	return r.awaitNamespacesGone(ctx, deleted)
+}
+
+// holdKarpenter stops Karpenter and returns what starts it again.
+func (r *resetter) holdKarpenter(ctx context.Context) (resume func(context.Context) error, err error) {
+	if resume, err = r.hold(ctx); err != nil {
+		return resume, err
+	}
+	r.step("stopped Karpenter for the reset")
+	return resume, nil
+}
+
+// deleteNodePools deletes the NodePools first, so Karpenter (if it runs) provisions nothing
+// for what the next steps delete.
+func (r *resetter) deleteNodePools(ctx context.Context) error {
 	n, err := r.deleteAll(ctx, nodePoolsGVR, false)
 	if err != nil {
 		return err
 	}
 	r.step("deleted %d NodePools", n)
+	return nil
+}
 
+// deleteWorkloads deletes every namespace that is neither a system one, the lab's own nor
+// the cluster's, and the default namespace's workloads; it returns the namespaces deleted,
+// which the later steps clear of pods and wait for.
+func (r *resetter) deleteWorkloads(ctx context.Context) ([]string, error) {
 	nss, err := r.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("listing namespaces: %w", err)
+		return nil, fmt.Errorf("listing namespaces: %w", err)
 	}
 	var deleted []string
 	for _, ns := range nss.Items {
@@ -111,7 +165,7 @@ func (r *resetter) run(ctx context.Context) (err error) {
 			continue
 		}
 		if err := r.kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting namespace %s: %w", ns.Name, err)
+			return nil, fmt.Errorf("deleting namespace %s: %w", ns.Name, err)
 		}
 		deleted = append(deleted, ns.Name)
 	}
@@ -119,16 +173,20 @@ func (r *resetter) run(ctx context.Context) (err error) {
 	// of a lab pod confirms) and waits about half their grace before looking again. A
 	// terminating namespace takes no new pod, so none comes back.
 	if err := r.forceDeletePods(ctx, deleted); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.deleteDefaultWorkloads(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	r.step("deleted workload namespaces %v and the default namespace's workloads", deleted)
+	return deleted, nil
+}
 
-	// Give Karpenter, if it runs, the chance to drain and terminate as it would; then finish
-	// by force. A held Karpenter finalizes nothing: the account's reset ends the instances.
-	n, err = r.deleteAll(ctx, nodeClaimsGVR, false)
+// deleteNodeClaims gives Karpenter, if it runs, the chance to drain and terminate as it
+// would; then finishes by force. A held Karpenter finalizes nothing: the account's reset
+// ends the instances.
+func (r *resetter) deleteNodeClaims(ctx context.Context) error {
+	n, err := r.deleteAll(ctx, nodeClaimsGVR, false)
 	if err != nil {
 		return err
 	}
@@ -138,64 +196,98 @@ func (r *resetter) run(ctx context.Context) (err error) {
 		}
 	}
 	r.step("deleted %d NodeClaims", n)
+	return nil
+}
 
-	n, err = r.deleteNodes(ctx)
+// deleteLabNodes deletes the lab's nodes (see deleteNodes), then the deleted namespaces'
+// pods again: those on deleted nodes have no kubelet left to confirm them.
+func (r *resetter) deleteLabNodes(ctx context.Context, deleted []string) error {
+	n, err := r.deleteNodes(ctx)
 	if err != nil {
 		return err
 	}
 	r.step("deleted %d nodes", n)
+	return r.forceDeletePods(ctx, deleted)
+}
 
-	// Pods of deleted namespaces on deleted nodes have no kubelet left to confirm them.
-	if err := r.forceDeletePods(ctx, deleted); err != nil {
-		return err
-	}
-
+// deleteNodeClasses deletes the EC2NodeClasses, KWOKNodeClasses and NodeOverlays, by force
+// (finalizers removed), once the NodeClaims that used them are gone.
+func (r *resetter) deleteNodeClasses(ctx context.Context) error {
 	for _, gvr := range []schema.GroupVersionResource{ec2NodeClassesGVR, kwokNodeClassGVR, overlaysGVR} {
 		if _, err := r.deleteAll(ctx, gvr, true); err != nil {
 			return err
 		}
 	}
 	r.step("deleted EC2NodeClasses, KWOKNodeClasses and NodeOverlays")
+	return nil
+}
 
-	if r.ec2 != nil {
-		if err := r.ec2(ctx); err != nil {
-			return fmt.Errorf("resetting the EC2 emulator: %w", err)
-		}
-		r.step("reset the EC2 account: instances, volumes, ENIs, launch templates, billing, audit trail, policy, faults")
-		// A kubelet still booting on an instance the reset ended may have registered its
-		// Node meanwhile; left, it would block the next instance given the same IP (and so
-		// the same node name). Once the simulated kubelet has seen the instances gone and
-		// its boots have ended, every Node left is stale.
-		if r.settle != nil {
-			if err := r.settle(ctx); err != nil {
-				return fmt.Errorf("waiting for the simulated kubelet: %w", err)
-			}
-		}
-		if n, err := r.deleteNodes(ctx); err != nil {
-			return err
-		} else if n > 0 {
-			r.step("deleted %d nodes registered during the reset", n)
+// resetEC2 empties the emulator's account (if the lab has one), then deletes the Nodes
+// that registered meanwhile.
+func (r *resetter) resetEC2(ctx context.Context) error {
+	if r.ec2 == nil {
+		return nil
+	}
+	if err := r.ec2(ctx); err != nil {
+		return fmt.Errorf("resetting the EC2 emulator: %w", err)
+	}
+	r.step("reset the EC2 account: instances, volumes, ENIs, launch templates, billing, audit trail, policy, faults")
+	// A kubelet still booting on an instance the reset ended may have registered its
+	// Node meanwhile; left, it would block the next instance given the same IP (and so
+	// the same node name). Once the simulated kubelet has seen the instances gone and
+	// its boots have ended, every Node left is stale.
+	if r.settle != nil {
+		if err := r.settle(ctx); err != nil {
+			return fmt.Errorf("waiting for the simulated kubelet: %w", err)
 		}
 	}
-	if r.after != nil {
-		if err := r.after(ctx); err != nil {
-			return err
-		}
-		r.step("cleared bootstrap faults and usage records")
+	if n, err := r.deleteNodes(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		r.step("deleted %d nodes registered during the reset", n)
 	}
-	if r.hold != nil {
-		err, resume = resume(ctx), nil
-		if err != nil {
-			return fmt.Errorf("starting Karpenter again: %w", err)
-		}
-		r.step("started Karpenter again, with clean caches")
+	return nil
+}
+
+// resetInMemoryState resets what other parts of the lab keep in memory (bootstrap faults,
+// usage records), now that the account is empty.
+func (r *resetter) resetInMemoryState(ctx context.Context) error {
+	if r.after == nil {
+		return nil
 	}
-	if r.history != nil {
-		if err := r.history(); err != nil {
-			return fmt.Errorf("truncating the evidence history: %w", err)
-		}
-		r.step("started a new evidence history")
+	if err := r.after(ctx); err != nil {
+		return err
 	}
+	r.step("cleared bootstrap faults and usage records")
+	return nil
+}
+
+// resumeKarpenter starts the held Karpenter again, after the account's reset, so it starts
+// with clean caches.
+func (r *resetter) resumeKarpenter(ctx context.Context, resume func(context.Context) error) error {
+	if err := resume(ctx); err != nil {
+		return fmt.Errorf("starting Karpenter again: %w", err)
+	}
+	r.step("started Karpenter again, with clean caches")
+	return nil
+}
+
+// newHistory truncates the evidence history: what happened before the reset is not the
+// new start's evidence.
+func (r *resetter) newHistory() error {
+	if r.history == nil {
+		return nil
+	}
+	if err := r.history(); err != nil {
+		return fmt.Errorf("truncating the evidence history: %w", err)
+	}
+	r.step("started a new evidence history")
+	return nil
+}
+
+// awaitNamespacesGone waits, last, for the deleted namespaces to finish terminating, so the
+// next lab may create them again.
+func (r *resetter) awaitNamespacesGone(ctx context.Context, deleted []string) error {
 	if err := r.waitNamespacesGone(ctx, deleted, 2*time.Minute); err != nil {
 		return err
 	}
