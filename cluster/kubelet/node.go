@@ -64,53 +64,117 @@ type nodeSettings struct {
 // addresses), since the lab has no CCM.
 func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
 	inst := m.Instance
-	id := deref(inst.InstanceId)
-	if id == "" {
-		return nil, fmt.Errorf("instance has no ID")
+	p, err := placeOf(inst, s.Region)
+	if err != nil {
+		return nil, err
 	}
-	zone := ""
-	zoneID := ""
-	if inst.Placement != nil {
-		zone = deref(inst.Placement.AvailabilityZone)
-		zoneID = deref(inst.Placement.AvailabilityZoneId)
-	}
-	if zone == "" {
-		return nil, fmt.Errorf("instance %s has no availability zone", id)
-	}
-	ip := deref(inst.PrivateIpAddress)
-	if _, err := netip.ParseAddr(ip); err != nil {
-		return nil, fmt.Errorf("instance %s has no private IPv4 address (%q)", id, ip)
-	}
-	region := s.Region
-	if region == "" {
-		region = regionOf(zone)
-	}
-	name := nodeName(inst, region)
+	name := nodeName(inst, p.region)
 	arch := nodeArch(inst, m.InstanceType)
-	instanceType := string(inst.InstanceType)
-
-	maxPods := eniMaxPods(m.InstanceType)
-	var labels map[string]string
-	var taints []corev1.Taint
-	var reserved reservations
-	osImage, kernel, runtime := OSImage, kernelRelease, ContainerRuntimeVersion
-	if m.UserData != nil {
-		n := m.UserData.Node
-		reserved = reservations{Kube: n.KubeReserved, System: n.SystemReserved, EvictionHard: n.EvictionHard}
-		osImage, kernel, runtime = osOf(m.UserData.Format)
-		if m.UserData.Node.MaxPods != nil {
-			maxPods = *m.UserData.Node.MaxPods
-		}
-		labels = make(map[string]string, len(m.UserData.Node.Labels)+16)
-		for k, v := range m.UserData.Node.Labels {
-			labels[k] = v
-		}
-		taints = append(taints, m.UserData.Node.Taints...)
-	} else {
-		labels = map[string]string{}
-	}
+	boot := bootConfigOf(m)
+	labels := boot.labels
 	// Set last: the kubelet's and the cloud provider's own labels win over --node-labels.
-	for k, v := range map[string]string{
+	for k, v := range ownLabels(name, arch, string(inst.InstanceType), p, s.ClusterName) {
+		labels[k] = v
+	}
+	capacity, allocatable := nodeResourcesReserved(m.InstanceType, arch, boot.maxPods, m.RootVolumeGiB, s.VMMemoryOverheadPercent, boot.reserved)
+	node := &corev1.Node{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: labels,
+			Annotations: map[string]string{
+				annotationProvidedNodeIP: p.ip,
+				annotationControllerAD:   "true",
+			},
+		},
+		Spec: corev1.NodeSpec{
+			ProviderID: providerID(p.zone, p.id),
+			Taints:     boot.taints,
+		},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: allocatable,
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: p.ip},
+				{Type: corev1.NodeInternalDNS, Address: name},
+				{Type: corev1.NodeHostName, Address: name},
+			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}},
+			NodeInfo:        systemInfo(inst, p.id, arch, boot),
+		},
+	}
+	return node, nil
+}
+
+// placement is where an instance runs, as its Node's labels, provider ID and addresses
+// name it.
+type placement struct {
+	id, zone, zoneID, region, ip string
+}
+
+// placeOf reads inst's placement, failing on what a Node cannot be registered without (an
+// ID, a zone, a private IPv4 address). region is the lab's; "" takes the zone's.
+func placeOf(inst ec2types.Instance, region string) (placement, error) {
+	p := placement{id: deref(inst.InstanceId)}
+	if p.id == "" {
+		return p, fmt.Errorf("instance has no ID")
+	}
+	if inst.Placement != nil {
+		p.zone = deref(inst.Placement.AvailabilityZone)
+		p.zoneID = deref(inst.Placement.AvailabilityZoneId)
+	}
+	if p.zone == "" {
+		return p, fmt.Errorf("instance %s has no availability zone", p.id)
+	}
+	p.ip = deref(inst.PrivateIpAddress)
+	if _, err := netip.ParseAddr(p.ip); err != nil {
+		return p, fmt.Errorf("instance %s has no private IPv4 address (%q)", p.id, p.ip)
+	}
+	p.region = region
+	if p.region == "" {
+		p.region = regionOf(p.zone)
+	}
+	return p, nil
+}
+
+// bootConfig is what the node's user data sets (nodeadm's NodeConfig, or the AL2 and
+// Bottlerocket equivalents), over the AMI's defaults.
+type bootConfig struct {
+	labels                   map[string]string // --node-labels; never nil
+	taints                   []corev1.Taint
+	reserved                 reservations
+	maxPods                  int32
+	osImage, kernel, runtime string
+}
+
+// bootConfigOf reads m's user data; without any, the node boots the lab's default AMI with
+// the ENI-limited max pods and nothing reserved beyond the defaults.
+func bootConfigOf(m machine) bootConfig {
+	c := bootConfig{maxPods: eniMaxPods(m.InstanceType), osImage: OSImage, kernel: kernelRelease, runtime: ContainerRuntimeVersion}
+	if m.UserData == nil {
+		c.labels = map[string]string{}
+		return c
+	}
+	n := m.UserData.Node
+	c.reserved = reservations{Kube: n.KubeReserved, System: n.SystemReserved, EvictionHard: n.EvictionHard}
+	c.osImage, c.kernel, c.runtime = osOf(m.UserData.Format)
+	if n.MaxPods != nil {
+		c.maxPods = *n.MaxPods
+	}
+	// A copy: the Node's labels get the kubelet's own added.
+	c.labels = make(map[string]string, len(n.Labels)+16)
+	for k, v := range n.Labels {
+		c.labels[k] = v
+	}
+	c.taints = append(c.taints, n.Taints...)
+	return c
+}
+
+// ownLabels are the labels the kubelet and the AWS cloud provider set themselves: host,
+// OS and architecture, instance type, topology (stable and beta keys, as both set them),
+// and the zone ID when the instance has one.
+func ownLabels(name, arch, instanceType string, p placement, clusterName string) map[string]string {
+	labels := map[string]string{
 		corev1.LabelHostname:                name,
 		corev1.LabelOSStable:                "linux",
 		corev1.LabelArchStable:              arch,
@@ -118,19 +182,22 @@ func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
 		"beta.kubernetes.io/arch":           arch,
 		corev1.LabelInstanceTypeStable:      instanceType,
 		corev1.LabelInstanceType:            instanceType,
-		corev1.LabelTopologyZone:            zone,
-		corev1.LabelTopologyRegion:          region,
-		corev1.LabelFailureDomainBetaZone:   zone,
-		corev1.LabelFailureDomainBetaRegion: region,
-		LabelCloudProviderAWS:               shortHash("cluster/" + s.ClusterName),
-	} {
-		labels[k] = v
+		corev1.LabelTopologyZone:            p.zone,
+		corev1.LabelTopologyRegion:          p.region,
+		corev1.LabelFailureDomainBetaZone:   p.zone,
+		corev1.LabelFailureDomainBetaRegion: p.region,
+		LabelCloudProviderAWS:               shortHash("cluster/" + clusterName),
 	}
-	if zoneID != "" {
-		labels[LabelZoneID] = zoneID
+	if p.zoneID != "" {
+		labels[LabelZoneID] = p.zoneID
 	}
+	return labels
+}
 
-	capacity, allocatable := nodeResourcesReserved(m.InstanceType, arch, maxPods, m.RootVolumeGiB, s.VMMemoryOverheadPercent, reserved)
+// systemInfo is what the node reports of its machine and software. The IDs derive from
+// the instance ID (the boot ID from its launch time too): every build of one boot's Node
+// reports the same.
+func systemInfo(inst ec2types.Instance, id, arch string, boot bootConfig) corev1.NodeSystemInfo {
 	kernelArch := "x86_64"
 	if arch == "arm64" {
 		kernelArch = "aarch64"
@@ -139,43 +206,17 @@ func buildNode(m machine, s nodeSettings) (*corev1.Node, error) {
 	if inst.LaunchTime != nil {
 		launch = inst.LaunchTime.UTC().Format("20060102T150405.000000000")
 	}
-	node := &corev1.Node{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: labels,
-			Annotations: map[string]string{
-				annotationProvidedNodeIP: ip,
-				annotationControllerAD:   "true",
-			},
-		},
-		Spec: corev1.NodeSpec{
-			ProviderID: providerID(zone, id),
-			Taints:     taints,
-		},
-		Status: corev1.NodeStatus{
-			Capacity:    capacity,
-			Allocatable: allocatable,
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: ip},
-				{Type: corev1.NodeInternalDNS, Address: name},
-				{Type: corev1.NodeHostName, Address: name},
-			},
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}},
-			NodeInfo: corev1.NodeSystemInfo{
-				MachineID:               shortHash("machine-id/" + id),
-				SystemUUID:              ec2SystemUUID(id),
-				BootID:                  uuidFrom("boot/" + id + "/" + launch),
-				KernelVersion:           kernel + "." + kernelArch,
-				OSImage:                 osImage,
-				ContainerRuntimeVersion: runtime,
-				KubeletVersion:          KubeletVersion,
-				OperatingSystem:         "linux",
-				Architecture:            arch,
-			},
-		},
+	return corev1.NodeSystemInfo{
+		MachineID:               shortHash("machine-id/" + id),
+		SystemUUID:              ec2SystemUUID(id),
+		BootID:                  uuidFrom("boot/" + id + "/" + launch),
+		KernelVersion:           boot.kernel + "." + kernelArch,
+		OSImage:                 boot.osImage,
+		ContainerRuntimeVersion: boot.runtime,
+		KubeletVersion:          KubeletVersion,
+		OperatingSystem:         "linux",
+		Architecture:            arch,
 	}
-	return node, nil
 }
 
 // osOf is the OS image, kernel release and container runtime of the AMI family that reads
