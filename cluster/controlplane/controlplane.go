@@ -143,7 +143,29 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	return cp, nil
 }
 
+// start brings the components up in dependency order, logging each tier's time: the data
+// directory claimed, PKI and listeners, etcd, the API server, then the scheduler and the
+// controller manager. On a failure Start's Stop undoes what of it ran.
 func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
+	if err := cp.claim(); err != nil {
+		return err
+	}
+	setup, err := cp.prepare(bind)
+	if err != nil {
+		return err
+	}
+	if err := cp.runEtcd(ctx); err != nil {
+		return err
+	}
+	if err := cp.runAPIServer(ctx, setup.apiLn); err != nil {
+		return err
+	}
+	return cp.runControllers(ctx, setup)
+}
+
+// claim takes the data directory's lock and the process's one control-plane slot (the
+// components' state is process-global), and routes the process's global logs to cp's.
+func (cp *ControlPlane) claim() error {
 	dir := cp.cfg.DataDir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating data directory: %w", err)
@@ -160,63 +182,98 @@ func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
 	active = cp
 	activeMu.Unlock()
 	routeGlobalLogs(cp.log)
-	if err := enableReleaseOnExit(); err != nil {
-		return err
-	}
+	return enableReleaseOnExit()
+}
+
+// componentSetup is what prepare makes for the components before any of them runs: the
+// listeners they serve on and the scheduler's and controller manager's config files.
+type componentSetup struct {
+	apiLn, schedLn, kcmLn                       net.Listener
+	schedKubeconfig, kcmKubeconfig, schedConfig string
+}
+
+// prepare loads or creates the PKI, opens the components' listeners and writes their
+// config files.
+func (cp *ControlPlane) prepare(bind net.IP) (*componentSetup, error) {
 	step := time.Now()
-	if cp.pki, err = loadOrCreatePKI(filepath.Join(dir, "pki"), []net.IP{bind}); err != nil {
+	var err error
+	if cp.pki, err = loadOrCreatePKI(filepath.Join(cp.cfg.DataDir, "pki"), []net.IP{bind}); err != nil {
+		return nil, err
+	}
+	s := &componentSetup{}
+	if err := cp.listen(bind, s); err != nil {
+		return nil, err
+	}
+	if err := cp.writeComponentConfigs(s); err != nil {
+		return nil, err
+	}
+	cp.log.Info("pki ready", "dir", cp.pki.dir, "elapsed", time.Since(step).Round(time.Millisecond))
+	return s, nil
+}
+
+// listen opens the API server's listener (on its persisted port; its URL and the admin
+// client follow from it) and the scheduler's and controller manager's, on free ports.
+func (cp *ControlPlane) listen(bind net.IP, s *componentSetup) error {
+	var err error
+	if s.apiLn, err = listenAPIServer(cp.cfg.DataDir, bind, cp.cfg.APIServerPort); err != nil {
 		return err
 	}
-	apiLn, err := listenAPIServer(dir, bind, cp.cfg.APIServerPort)
-	if err != nil {
-		return err
-	}
-	cp.listeners = append(cp.listeners, apiLn)
-	cp.apiURL = "https://" + hostPort(advertiseIP(bind), apiLn.Addr().(*net.TCPAddr).Port)
+	cp.listeners = append(cp.listeners, s.apiLn)
+	cp.apiURL = "https://" + hostPort(advertiseIP(bind), s.apiLn.Addr().(*net.TCPAddr).Port)
 	cp.admin = restConfig(cp.apiURL, cp.pki.ca, cp.pki.admin)
 	if cp.client, err = kubernetes.NewForConfig(cp.admin); err != nil {
 		return fmt.Errorf("creating admin client: %w", err)
 	}
-	schedLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if s.schedLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return fmt.Errorf("listening for kube-scheduler: %w", err)
 	}
-	cp.listeners = append(cp.listeners, schedLn)
-	cp.schedURL = "https://" + schedLn.Addr().String()
-	kcmLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	cp.listeners = append(cp.listeners, s.schedLn)
+	cp.schedURL = "https://" + s.schedLn.Addr().String()
+	if s.kcmLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		return fmt.Errorf("listening for kube-controller-manager: %w", err)
 	}
-	cp.listeners = append(cp.listeners, kcmLn)
-	cp.kcmURL = "https://" + kcmLn.Addr().String()
-	pkiDir := cp.pki.dir
-	schedKubeconfig := filepath.Join(pkiDir, "kube-scheduler.kubeconfig")
-	kcmKubeconfig := filepath.Join(pkiDir, "kube-controller-manager.kubeconfig")
-	schedConfig := filepath.Join(pkiDir, "kube-scheduler.yaml")
-	if err := writeKubeconfig(schedKubeconfig, cp.apiURL, cp.pki.ca, cp.pki.scheduler, "system:kube-scheduler"); err != nil {
-		return err
-	}
-	if err := writeKubeconfig(kcmKubeconfig, cp.apiURL, cp.pki.ca, cp.pki.controllerMgr, "system:kube-controller-manager"); err != nil {
-		return err
-	}
-	if err := writeSchedulerConfig(schedConfig, schedKubeconfig); err != nil {
-		return err
-	}
-	cp.log.Info("pki ready", "dir", pkiDir, "elapsed", time.Since(step).Round(time.Millisecond))
+	cp.listeners = append(cp.listeners, s.kcmLn)
+	cp.kcmURL = "https://" + s.kcmLn.Addr().String()
+	return nil
+}
 
-	step = time.Now()
+// writeComponentConfigs writes, beside the PKI, the kubeconfigs the scheduler and the
+// controller manager reach the API server with and the scheduler's configuration.
+func (cp *ControlPlane) writeComponentConfigs(s *componentSetup) error {
+	pkiDir := cp.pki.dir
+	s.schedKubeconfig = filepath.Join(pkiDir, "kube-scheduler.kubeconfig")
+	s.kcmKubeconfig = filepath.Join(pkiDir, "kube-controller-manager.kubeconfig")
+	s.schedConfig = filepath.Join(pkiDir, "kube-scheduler.yaml")
+	if err := writeKubeconfig(s.schedKubeconfig, cp.apiURL, cp.pki.ca, cp.pki.scheduler, "system:kube-scheduler"); err != nil {
+		return err
+	}
+	if err := writeKubeconfig(s.kcmKubeconfig, cp.apiURL, cp.pki.ca, cp.pki.controllerMgr, "system:kube-controller-manager"); err != nil {
+		return err
+	}
+	return writeSchedulerConfig(s.schedConfig, s.schedKubeconfig)
+}
+
+// runEtcd starts etcd on a free port and watches it: its end is a failure of the control
+// plane.
+func (cp *ControlPlane) runEtcd(ctx context.Context) error {
+	step := time.Now()
 	etcdPort, err := freePort()
 	if err != nil {
 		return err
 	}
-	if cp.etcd, err = startEtcd(ctx, filepath.Join(dir, "etcd"), cp.pki, etcdPort, cp.log); err != nil {
+	if cp.etcd, err = startEtcd(ctx, filepath.Join(cp.cfg.DataDir, "etcd"), cp.pki, etcdPort, cp.log); err != nil {
 		return err
 	}
 	cp.etcdURL = fmt.Sprintf("https://127.0.0.1:%d", etcdPort)
 	go cp.watchEtcd(cp.etcd)
 	cp.log.Info("etcd ready", "url", cp.etcdURL, "elapsed", time.Since(step).Round(time.Millisecond))
+	return nil
+}
 
-	step = time.Now()
+// runAPIServer runs kube-apiserver on apiLn until Stop (its own context, not start's) and
+// waits for its /readyz.
+func (cp *ControlPlane) runAPIServer(ctx context.Context, apiLn net.Listener) error {
+	step := time.Now()
 	apiCtx, stopAPI := context.WithCancel(context.Background())
 	cp.stopAPI = stopAPI
 	runAPI, err := newAPIServer(apiCtx, cp.pki, cp.etcdURL, apiLn)
@@ -228,8 +285,13 @@ func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
 		return err
 	}
 	cp.log.Info("kube-apiserver ready", "url", cp.apiURL, "elapsed", time.Since(step).Round(time.Millisecond))
+	return nil
+}
 
-	step = time.Now()
+// runControllers runs kube-scheduler and kube-controller-manager until Stop (one context,
+// so Stop ends them together, before the API server) and waits until they lead and run.
+func (cp *ControlPlane) runControllers(ctx context.Context, s *componentSetup) error {
+	step := time.Now()
 	// The data-dir lock proves no other scheduler or controller manager uses this etcd,
 	// so a lease left by a crashed run is stale: drop it rather than wait for it to expire.
 	if err := cp.deleteStaleLeases(ctx); err != nil {
@@ -237,7 +299,7 @@ func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
 	}
 	ctlCtx, stopControllers := context.WithCancel(context.Background())
 	cp.stopControllers = stopControllers
-	runSched, schedID, err := newScheduler(ctlCtx, cp.pki, schedConfig, schedKubeconfig, schedLn)
+	runSched, schedID, err := newScheduler(ctlCtx, cp.pki, s.schedConfig, s.schedKubeconfig, s.schedLn)
 	if err != nil {
 		return err
 	}
@@ -245,7 +307,7 @@ func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
 	if !controllerManagerGone() {
 		return errors.New("a kube-controller-manager of an earlier Start in this process never finished stopping (it was stopped while starting); restart the process")
 	}
-	runKCM, err := newControllerManager(ctlCtx, cp.pki, kcmKubeconfig, kcmLn)
+	runKCM, err := newControllerManager(ctlCtx, cp.pki, s.kcmKubeconfig, s.kcmLn)
 	if err != nil {
 		return err
 	}
