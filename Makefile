@@ -18,13 +18,17 @@ start: build
 	bin/karplab start
 
 # What CI runs: every package, integration tests included. The karplab binary is built once
-# for every package's tests (KARPLAB_TEST_BINARY); labs goes first, as the longest; the
-# summary ends with the slowest tests and where the labs' time went (.ci/testtimes). Then the
-# testcontainers module, a Go module of its own (fakeec2/container), on the Docker engine.
+# for every package's tests (KARPLAB_TEST_BINARY). Three packages at a time (-p 3): labs, the
+# longest, holds one slot throughout, so the others share two; the long ones go first. The
+# tests mostly wait on timers (Karpenter's, the emulator's, the real clients' start-up), so
+# the two cores carry a third package. The summary ends with the slowest tests and where the
+# labs' time went (.ci/testtimes). Then the testcontainers module, a Go module of its own
+# (fakeec2/container), on the Docker engine.
+TEST_ORDER := ./labs/ ./fakeec2/ ./cluster/karpenter/ ./cluster/ ./...
 test: build
 	$(GO) vet ./...
 	$(GO) -C fakeec2/container vet ./...
-	KARPLAB_TEST_BINARY=$(CURDIR)/bin/karplab $(GO) test -count=1 -timeout 45m -json ./labs/ ./... | $(GO) run ./.ci/testtimes -json test-results.json
+	KARPLAB_TEST_BINARY=$(CURDIR)/bin/karplab $(GO) test -p 3 -count=1 -timeout 45m -json $(TEST_ORDER) | $(GO) run ./.ci/testtimes -json test-results.json
 	$(GO) -C fakeec2/container test -count=1 -timeout 10m ./...
 
 # Quick loop for development: skips the heavy integration tests.

@@ -217,33 +217,34 @@ func TestRefusalsBoto3(t *testing.T) {
 // TestRefusalsAWSCLI tries each refusal with every installed aws CLI (v2 from Debian, v1
 // from pip): the CLI prints AWS's code and exits 254 (v2) or 255 (v1), and nothing changed.
 func TestRefusalsAWSCLI(t *testing.T) {
-	clis := karplabtest.AWSCLIs(t)
-	fx := newRefusalFixture(t)
-	before := fx.state(t)
 	codeIn := regexp.MustCompile(`An error occurred \(([A-Za-z.]+)\) when calling the`)
-	for _, cli := range clis {
-		for _, row := range fx.rows() {
-			t.Run(cli.Name+"/"+row.name, func(t *testing.T) {
-				_, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", append([]string{"ec2"}, row.cli...)...)
-				m := codeIn.FindStringSubmatch(stderr)
-				if err == nil || m == nil || m[1] != row.code {
-					t.Fatalf("aws ec2 %s: %v, stderr %q; want the error %s", strings.Join(row.cli, " "), err, stderr, row.code)
-				}
-				if after := fx.state(t); after != before {
-					t.Errorf("the refused call changed the account:\nbefore:\n%s\nafter:\n%s", before, after)
-				}
-			})
-		}
-	}
-	// Lifting the protection lets the same CLI call through.
-	cli := clis[0]
-	if _, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "modify-instance-attribute", "--instance-id", fx.onDemand, "--no-disable-api-termination"); err != nil {
-		t.Fatalf("modify-instance-attribute --no-disable-api-termination: %v: %s", err, stderr)
-	}
-	if _, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "terminate-instances", "--instance-ids", fx.onDemand); err != nil {
-		t.Fatalf("terminate-instances after lifting the protection: %v: %s", err, stderr)
-	}
-	if st := fx.e.describe(fx.onDemand)[0].State.Name; st != ec2types.InstanceStateNameShuttingDown && st != ec2types.InstanceStateNameTerminated {
-		t.Errorf("after lifting the protection the instance is %s, want shutting-down", st)
+	for _, cli := range karplabtest.AWSCLIs(t) {
+		t.Run(cli.Name, func(t *testing.T) {
+			t.Parallel() // each CLI on an account of its own: the CLIs' start-up is most of the time
+			fx := newRefusalFixture(t)
+			before := fx.state(t)
+			for _, row := range fx.rows() {
+				t.Run(row.name, func(t *testing.T) {
+					_, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", append([]string{"ec2"}, row.cli...)...)
+					m := codeIn.FindStringSubmatch(stderr)
+					if err == nil || m == nil || m[1] != row.code {
+						t.Fatalf("aws ec2 %s: %v, stderr %q; want the error %s", strings.Join(row.cli, " "), err, stderr, row.code)
+					}
+					if after := fx.state(t); after != before {
+						t.Errorf("the refused call changed the account:\nbefore:\n%s\nafter:\n%s", before, after)
+					}
+				})
+			}
+			// Lifting the protection lets the same CLI call through.
+			if _, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "modify-instance-attribute", "--instance-id", fx.onDemand, "--no-disable-api-termination"); err != nil {
+				t.Fatalf("modify-instance-attribute --no-disable-api-termination: %v: %s", err, stderr)
+			}
+			if _, stderr, err := cli.Run(t, fx.e.url, "AKIAREFUSALTEST", "ec2", "terminate-instances", "--instance-ids", fx.onDemand); err != nil {
+				t.Fatalf("terminate-instances after lifting the protection: %v: %s", err, stderr)
+			}
+			if st := fx.e.describe(fx.onDemand)[0].State.Name; st != ec2types.InstanceStateNameShuttingDown && st != ec2types.InstanceStateNameTerminated {
+				t.Errorf("after lifting the protection the instance is %s, want shutting-down", st)
+			}
+		})
 	}
 }

@@ -104,12 +104,14 @@ func startPool(n int) (stop func() error, err error) {
 	}
 	wg.Wait()
 	stop = func() error {
-		var all []error
-		for _, l := range labs {
+		all := make([]error, len(labs))
+		var wg sync.WaitGroup
+		for i, l := range labs { // side by side, as they started: each uninstall mostly waits
 			if l != nil {
-				all = append(all, l.stop())
+				wg.Go(func() { all[i] = l.stop() })
 			}
 		}
+		wg.Wait()
 		if os.Getenv("KARPLAB_KEEP_TEST_HOME") == "" {
 			os.RemoveAll(dir)
 		} else {
