@@ -183,10 +183,7 @@ func (s *Server) serveAdminPolicy(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Policy())
 	case http.MethodPut, http.MethodPost:
 		var p Policy
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			adminFail(w, http.StatusBadRequest, "decoding policy: %v", err)
+		if !decodeAdminBody(w, r, &p, "policy") {
 			return
 		}
 		if err := s.SetPolicy(p); err != nil {
@@ -205,10 +202,7 @@ func (s *Server) serveAdminFaults(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Faults())
 	case http.MethodPost, http.MethodPut:
 		var f Fault
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			adminFail(w, http.StatusBadRequest, "decoding fault: %v", err)
+		if !decodeAdminBody(w, r, &f, "fault") {
 			return
 		}
 		out, err := s.SetFault(f)
@@ -282,10 +276,7 @@ func (s *Server) serveAdminBudgets(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, list)
 	case http.MethodPut, http.MethodPost:
 		var sp budgets.Spec
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&sp); err != nil {
-			adminFail(w, http.StatusBadRequest, "decoding budget: %v", err)
+		if !decodeAdminBody(w, r, &sp, "budget") {
 			return
 		}
 		b, err := s.svc.budgets.Put(sp)
@@ -368,10 +359,16 @@ func decodeAdminPost(w http.ResponseWriter, r *http.Request, v any) bool {
 		adminFail(w, http.StatusMethodNotAllowed, "use POST")
 		return false
 	}
+	return decodeAdminBody(w, r, v, "request")
+}
+
+// decodeAdminBody decodes a request's JSON body (at most 1 MiB, no unknown fields) into v,
+// or answers 400 naming what it held.
+func decodeAdminBody(w http.ResponseWriter, r *http.Request, v any, what string) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		adminFail(w, http.StatusBadRequest, "decoding request: %v", err)
+		adminFail(w, http.StatusBadRequest, "decoding %s: %v", what, err)
 		return false
 	}
 	return true
