@@ -8,14 +8,14 @@ import (
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
-// TestInvestigateCLI drives the EBS and stop actions with both aws CLIs and their
-// waiters, against a server on the real clock with short delays (a fake clock would
+// TestInvestigateCLI drives the EBS and stop actions with both aws CLIs (side by side) and
+// their waiters, against a server on the real clock with short delays (a fake clock would
 // leave the waiters polling forever).
 func TestInvestigateCLI(t *testing.T) {
-	clis := karplabtest.AWSCLIs(t)
-	url := newEnv(t, karplabtest.OnRealClock).url
-	for _, cli := range clis {
+	for _, cli := range karplabtest.AWSCLIs(t) {
 		t.Run(cli.Name, func(t *testing.T) {
+			t.Parallel() // each CLI on an account of its own: its finding commands count what it made
+			url := newEnv(t, karplabtest.OnRealClock).url
 			run := func(args ...string) map[string]any {
 				t.Helper()
 				out, stderr, err := cli.Run(t, url, "AKIAINVESTIGATOR", args...)
