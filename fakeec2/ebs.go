@@ -126,11 +126,7 @@ func parseCreateVolume(q *query) (volumeRequest, *APIError) {
 	if r.encrypted, _, err = q.boolean("Encrypted"); err != nil {
 		return r, err
 	}
-	specs, err := q.tagSpecs("TagSpecification")
-	if err != nil {
-		return r, err
-	}
-	if r.tags, err = tagsByType(specs, volumeTagTypes); err != nil {
+	if r.tags, err = q.specTags(volumeTagTypes); err != nil {
 		return r, err
 	}
 	switch {

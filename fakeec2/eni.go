@@ -29,11 +29,7 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
 	if snID == "" {
 		return nil, errMissing("SubnetId")
 	}
-	specs, err := c.q.tagSpecs("TagSpecification")
-	if err != nil {
-		return nil, err
-	}
-	tags, err := tagsByType(specs, eniTagTypes)
+	tags, err := c.q.specTags(eniTagTypes)
 	if err != nil {
 		return nil, err
 	}

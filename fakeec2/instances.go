@@ -44,6 +44,16 @@ type launchSpec struct {
 // Resource types a launch may tag.
 var launchTagTypes = map[string]bool{"instance": true, "volume": true, "network-interface": true, "spot-instances-request": true}
 
+// specTags reads a request's TagSpecification list: its tags by resource type, each type
+// one of allowed and no key one of EC2's own (aws:).
+func (q *query) specTags(allowed map[string]bool) (map[string][]Tag, *APIError) {
+	specs, err := q.tagSpecs("TagSpecification")
+	if err != nil {
+		return nil, err
+	}
+	return tagsByType(specs, allowed)
+}
+
 func tagsByType(specs []tagSpec, allowed map[string]bool) (map[string][]Tag, *APIError) {
 	out := map[string][]Tag{}
 	for _, ts := range specs {

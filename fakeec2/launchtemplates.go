@@ -245,6 +245,8 @@ func (s *Server) createdBy(caller string) string {
 
 // --- handlers ---
 
+var templateTagTypes = map[string]bool{"launch-template": true}
+
 func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 	name := c.q.str("LaunchTemplateName")
 	if name == "" {
@@ -261,17 +263,11 @@ func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	specs, err := c.q.tagSpecs("TagSpecification")
+	byType, err := c.q.specTags(templateTagTypes)
 	if err != nil {
 		return nil, err
 	}
-	var tags []Tag
-	for _, ts := range specs {
-		if ts.ResourceType != "launch-template" {
-			return nil, errInvalidValue("'%s' is not a valid taggable resource type for this operation.", ts.ResourceType)
-		}
-		tags = setTags(tags, ts.Tags)
-	}
+	tags := byType["launch-template"]
 	resp := &launchTemplateResponse{}
 	aerr := s.mutate(c, func() *APIError {
 		if _, ok := s.ltByName[name]; ok {

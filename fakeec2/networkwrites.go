@@ -38,11 +38,7 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
 	case strings.HasPrefix(strings.ToLower(name), "sg-"):
 		return nil, errInvalidValue("Group names may not be in the format sg-*.")
 	}
-	specs, err := c.q.tagSpecs("TagSpecification")
-	if err != nil {
-		return nil, err
-	}
-	tags, err := tagsByType(specs, groupTagTypes)
+	tags, err := c.q.specTags(groupTagTypes)
 	if err != nil {
 		return nil, err
 	}
@@ -82,12 +78,20 @@ func (s *Server) vpcOrDefault(id string) (*vpc, *APIError) {
 		}
 		return nil, badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
 	}
-	for _, v := range s.vpcs {
-		if v.IsDefault {
-			return v, nil
-		}
+	if v := s.defaultVPC(); v != nil {
+		return v, nil
 	}
 	return nil, badRequest("VPCIdNotSpecified", "No default VPC for this user")
+}
+
+// defaultVPC is the account's default VPC (nil when it has none). Callers hold s.mu.
+func (s *Server) defaultVPC() *vpc {
+	for _, v := range s.vpcs {
+		if v.IsDefault {
+			return v
+		}
+	}
+	return nil
 }
 
 func (s *Server) groupArn(id string) string {

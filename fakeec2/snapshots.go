@@ -110,11 +110,7 @@ var snapshotTagTypes = map[string]bool{"snapshot": true}
 
 func (s *Server) createSnapshot(c *call) (wireResponse, *APIError) {
 	vid := c.q.str("VolumeId")
-	specs, err := c.q.tagSpecs("TagSpecification")
-	if err != nil {
-		return nil, err
-	}
-	tags, err := tagsByType(specs, snapshotTagTypes)
+	tags, err := c.q.specTags(snapshotTagTypes)
 	if err != nil {
 		return nil, err
 	}

@@ -306,6 +306,13 @@ func TestIntegrationInvalidParameters(t *testing.T) {
 				Tags: []ec2types.Tag{{Key: aws.String("aws:owner"), Value: aws.String("x")}}})
 			return err
 		}, "InvalidParameterValue"},
+		{"reserved tag key on a launch template", func() error {
+			_, err := e.ec2.CreateLaunchTemplate(e.ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("system-tagged"),
+				LaunchTemplateData: &ec2types.RequestLaunchTemplateData{InstanceType: "m6i.large"},
+				TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate,
+					Tags: []ec2types.Tag{{Key: aws.String("aws:ec2launchtemplate:id"), Value: aws.String("lt-mine")}}}}})
+			return err
+		}, "InvalidParameterValue"},
 		{"tag unknown resource", func() error {
 			_, err := e.ec2.CreateTags(e.ctx, &ec2.CreateTagsInput{Resources: []string{"i-0123456789abcdef0"},
 				Tags: []ec2types.Tag{{Key: aws.String("k"), Value: aws.String("v")}}})
