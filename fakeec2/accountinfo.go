@@ -102,10 +102,8 @@ type describeAccountAttributesResponse struct {
 func (s *Server) describeAccountAttributes(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defVPC := "none"
-	for _, v := range s.vpcs {
-		if v.IsDefault {
-			defVPC = v.ID
-		}
+	if v := s.defaultVPC(); v != nil {
+		defVPC = v.ID
 	}
 	s.mu.RUnlock()
 	attrs := map[string][]string{

@@ -236,16 +236,7 @@ func (s *Server) wireInstance(in *instance) xmlInstance {
 				DeleteOnTermination: av.DeleteOnTermination}})
 	}
 	if n := s.enis[in.ENIID]; n != nil {
-		xe := xmlInstanceENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, Description: n.Description,
-			OwnerID: s.account, Status: n.Status, MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS,
-			SourceDestCheck: true, Attachment: xmlInstanceENIAttachment{AttachmentID: n.AttachmentID, DeviceIndex: n.DeviceIndex,
-				Status: "attached", AttachTime: xmlTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination},
-			PrivateIPs:    []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}},
-			InterfaceType: n.InterfaceType}
-		for _, g := range n.Groups {
-			xe.Groups = append(xe.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
-		}
-		x.NetworkInterfaces = []xmlInstanceENI{xe}
+		x.NetworkInterfaces = []xmlInstanceENI{s.wireInstanceENI(n)}
 	}
 	for _, id := range in.SecondaryENIs {
 		if n := s.enis[id]; n != nil {
