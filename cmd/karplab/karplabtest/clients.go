@@ -37,7 +37,7 @@ func AWSCLIs(t testing.TB) []AWSCLI {
 	t.Helper()
 	var out []AWSCLI
 	seen := map[string]bool{}
-	paths := []string{"/usr/bin/aws"}
+	paths := []string{debianAWS}
 	if p, err := exec.LookPath("aws"); err == nil {
 		paths = append(paths, p)
 	}
@@ -81,9 +81,11 @@ func (c AWSCLI) Run(t testing.TB, url, accessKey string, args ...string) (string
 // skips t (or fails it, RequireClient) when it is missing.
 func DebianAWSCLI(t testing.TB) string {
 	t.Helper()
-	const path = "/usr/bin/aws"
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(debianAWS); err != nil {
 		RequireClient(t, "the aws CLI (apt-get install awscli)")
 	}
-	return path
+	return debianAWS
 }
+
+// debianAWS is where Debian's awscli package puts the aws CLI v2.
+const debianAWS = "/usr/bin/aws"
