@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kind/pkg/apis/config/defaults"
+
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
 // fakeDocker writes a docker stand-in script that prints out and exits with code, so the
@@ -117,10 +119,7 @@ func TestCheckPrivileged(t *testing.T) {
 func TestIntegrationKindCluster(t *testing.T) {
 	ctx := context.Background()
 	if err := CheckEngine(ctx, ""); err != nil {
-		if os.Getenv("KARPLAB_REQUIRE_CLIENTS") != "" {
-			t.Fatalf("KARPLAB_REQUIRE_CLIENTS is set and there is no Docker engine: %v", err)
-		}
-		t.Skipf("skipping the kind backend: %v", err)
+		karplabtest.RequireClient(t, fmt.Sprintf("a Docker engine for the kind backend (%v)", err))
 	}
 	b := New(Options{})
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
