@@ -3,6 +3,8 @@ package fakeec2
 import (
 	"fmt"
 	"hash/fnv"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // What a person asks about the account itself: DescribeRegions,
@@ -156,7 +158,7 @@ func describeNone(c *call, d describeSpec[struct{}], idNotFound func(string) *AP
 	return err
 }
 
-func noTags(struct{}) []Tag { return nil }
+func noTags(struct{}) []ec2.Tag { return nil }
 
 func (s *Server) describeKeyPairs(c *call) (wireResponse, *APIError) {
 	notFound := func(name string) *APIError {
@@ -282,7 +284,7 @@ func (s *Server) describeRouteTables(c *call) (wireResponse, *APIError) {
 		attrs[k] = f
 	}
 	attrs["owner-id"] = func(routeTable) []string { return one(s.account) }
-	req, err := parseDescribe(c, describeSpec[routeTable]{attrs: attrs, tags: func(routeTable) []Tag { return nil },
+	req, err := parseDescribe(c, describeSpec[routeTable]{attrs: attrs, tags: func(routeTable) []ec2.Tag { return nil },
 		min: 5, max: 100, idParam: "RouteTableId", seq: func(r routeTable) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/events"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 		case in.CapacityType != "spot":
 			s.mu.Unlock()
 			return nil, fmt.Errorf("instance %s is %s: only spot instances are interrupted", id, in.CapacityType)
-		case in.State != statePending && in.State != stateRunning:
+		case in.State != ec2.StatePending && in.State != ec2.StateRunning:
 			s.mu.Unlock()
 			return nil, fmt.Errorf("instance %s is %s, not pending or running", id, in.State)
 		case !in.ReclaimAt.IsZero():
@@ -98,8 +99,8 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 // reclaimSpotLocked takes a spot instance back now: shutting-down with the spot
 // termination reason, its billing stopped, a BidEvictedEvent in the audit trail (the
 // channel reports when it is on disk). Callers hold s.mu.
-func (s *Server) reclaimSpotLocked(in *instance, now time.Time) (*AuditEvent, <-chan error) {
-	in.State = stateShuttingDown
+func (s *Server) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*AuditEvent, <-chan error) {
+	in.State = ec2.StateShuttingDown
 	in.ReclaimAt = time.Time{}
 	in.TerminateRequestedAt = now
 	in.TerminatedAt = now.Add(s.shutdownDelay)
@@ -109,7 +110,7 @@ func (s *Server) reclaimSpotLocked(in *instance, now time.Time) (*AuditEvent, <-
 	s.stopLedger(in.ID, now)
 	s.save(bucketInstances, in.ID, in)
 	s.scheduleDeadline(in)
-	s.noteStateChange(in, stateShuttingDown, now)
+	s.noteStateChange(in, ec2.StateShuttingDown, now)
 	ev := &AuditEvent{
 		Service: "ec2", Time: now, Action: ActionBidEvicted, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
 		Parameters: map[string]string{"InstanceId.1": in.ID, "SpotInstanceRequestId": in.SpotRequestID},
@@ -126,19 +127,4 @@ func (s *Server) removePublished() {
 			s.remove(bucketImages, id)
 		}
 	}
-}
-
-func (in *instance) stateReasonCode() string {
-	if in.StateReasonCode != "" {
-		return in.StateReasonCode
-	}
-	return "Client.UserInitiatedShutdown"
-}
-
-// shuttingDownReason is the state reason message while the instance shuts down.
-func (in *instance) shuttingDownReason() string {
-	if in.StateReasonCode != "" {
-		return in.StateReason
-	}
-	return "Client.UserInitiatedShutdown: User initiated shutdown"
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // ebsPricePerGBMonth is eu-west-2's EBS storage price in USD per GB-month (AWS's public
@@ -99,9 +101,9 @@ func (s *Server) stopLedger(id string, at time.Time) {
 	s.noteLedgerChange()
 }
 
-func (s *Server) syncLedgerTags(id string, tags []Tag) {
+func (s *Server) syncLedgerTags(id string, tags []ec2.Tag) {
 	if e := s.ledger[id]; e != nil {
-		e.Tags = tagsMap(tags)
+		e.Tags = ec2.TagsMap(tags)
 		s.save(bucketLedger, id, e)
 		s.noteLedgerChange()
 	}

@@ -7,6 +7,8 @@ import (
 	"mime/multipart"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // GetConsoleOutput: the simulated serial console of an instance, the boot log a person
@@ -40,7 +42,7 @@ func (s *Server) getConsoleOutput(c *call) (wireResponse, *APIError) {
 	}
 	in := s.instances[id]
 	resp := &getConsoleOutputResponse{InstanceID: id, Timestamp: xmlTime(c.now)}
-	if in.State == statePending && in.StoppedAt.IsZero() && !c.now.After(in.LaunchTime) {
+	if in.State == ec2.StatePending && in.StoppedAt.IsZero() && !c.now.After(in.LaunchTime) {
 		return resp, nil // nothing written yet
 	}
 	out := s.consoleLog(in)
@@ -52,7 +54,7 @@ func (s *Server) getConsoleOutput(c *call) (wireResponse, *APIError) {
 }
 
 // consoleLog is the boot log as of the instance's launch. Callers hold s.mu.
-func (s *Server) consoleLog(in *instance) string {
+func (s *Server) consoleLog(in *ec2.Instance) string {
 	var b strings.Builder
 	t := in.LaunchTime
 	line := func(sec float64, format string, args ...any) {
@@ -88,18 +90,18 @@ func (s *Server) consoleLog(in *instance) string {
 			}
 		}
 	}
-	if in.State == stateRunning || in.State == stateStopping || in.State == stateStopped {
+	if in.State == ec2.StateRunning || in.State == ec2.StateStopping || in.State == ec2.StateStopped {
 		fmt.Fprintf(&b, "cloud-init[1921]: Cloud-init v. 22.2.2 finished at %s. Datasource DataSourceEc2Local.  Up 31.47 seconds\r\n",
 			in.RunningAt.Add(25*time.Second).UTC().Format(time.RFC1123Z))
 	}
 	b.WriteString(in.ConsoleExtra)
-	if in.State == stateStopping || in.State == stateStopped {
+	if in.State == ec2.StateStopping || in.State == ec2.StateStopped {
 		fmt.Fprintf(&b, "[  OK  ] Reached target System Power Off.\r\n")
 	}
 	return b.String()
 }
 
-func (s *Server) macOf(in *instance) string {
+func (s *Server) macOf(in *ec2.Instance) string {
 	if n := s.enis[in.ENIID]; n != nil {
 		return n.MAC
 	}

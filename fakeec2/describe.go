@@ -1,11 +1,13 @@
 package fakeec2
 
+import "github.com/karplab/karplab/fakeec2/ec2"
+
 // describeSpec is the shape the Describe handlers share: filters over a record table,
 // MaxResults/NextToken paging by Seq, and lists of IDs or names. Each knob's zero value
 // is the common case.
 type describeSpec[T any] struct {
 	attrs    attrTable[T]
-	tags     func(T) []Tag
+	tags     func(T) []ec2.Tag
 	min, max int  // MaxResults bounds (pageParams)
 	noPaging bool // the action takes no MaxResults/NextToken
 	seq      func(T) uint64
@@ -119,7 +121,7 @@ func (r *describeReq[T]) run(all map[string]T, notFound func(id string) *APIErro
 			items = append(items, x)
 		}
 	}
-	bySeq(items, d.seq)
+	ec2.BySeq(items, d.seq)
 	page, next := r.list(items)
 	return page, next, nil
 }

@@ -4,20 +4,20 @@
 // instances, EBS volumes, ENIs, launch templates, subnets, security groups, images, tags, a
 // billing ledger, an audit trail, an IAM-like policy and injectable faults.
 //
-// Layout, moto-style: the store and its behaviour (models.go, server.go, billing.go,
-// audit.go, policy.go, faults.go) never see form values or XML; query.go decodes requests,
-// xml.go and errors.go encode answers, dispatch.go routes by Action, and one file per
-// resource family (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go,
-// networkwrites.go, images.go, instancetypes.go, tags.go) parses, calls and serialises;
-// the largest keep their XML shapes and Describe handlers in a *_wire.go beside them
-// (instances_wire.go, launchtemplates_wire.go). refusals.go is the one table of the state
-// rules every mutating action consults (what AWS refuses, and its error). aws.go holds what
-// AWS itself does to the account (spot interruptions, new EKS AMI releases), which only the
-// admin API triggers. persist.go is the
-// bbolt group-commit writer, idempotency.go the ClientToken records (SDK retries never
-// launch twice), tagindex.go the instance tag index. admin.go serves the JSON admin API
-// under /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go)
-// is the HTTP client SDK users of the emulator should prefer.
+// Layout, moto-style: the EC2 model (package fakeec2/ec2: the resource records, their
+// states and the table of the state rules every mutating action consults) and the store
+// and its behaviour (server.go, billing.go, audit.go, policy.go, faults.go) never see form
+// values or XML; query.go decodes requests, xml.go and errors.go encode answers (errors.go's
+// refuse turns the model's refusal into EC2's error), dispatch.go routes by Action, and one
+// file per resource family (instances.go, fleet.go, launchtemplates.go, volumes.go,
+// network.go, networkwrites.go, images.go, instancetypes.go, tags.go) parses, calls and
+// serialises; the largest keep their XML shapes and Describe handlers in a *_wire.go beside
+// them (instances_wire.go, launchtemplates_wire.go). aws.go holds what AWS itself does to
+// the account (spot interruptions, new EKS AMI releases), which only the admin API
+// triggers. persist.go is the bbolt group-commit writer, idempotency.go the ClientToken
+// records (SDK retries never launch twice), tagindex.go the instance tag index. admin.go
+// serves the JSON admin API under /_karplab/ and adminclient.go is its typed client;
+// NewHTTPClient (httpclient.go) is the HTTP client SDK users of the emulator should prefer.
 //
 // The account's other services live in their own packages over the same store, clock,
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by

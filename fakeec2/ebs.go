@@ -5,22 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // EBS volume lifecycle: CreateVolume, AttachVolume, DetachVolume, DeleteVolume,
 // ModifyVolume, DescribeVolumesModifications. Transitions (creating, attaching,
 // detaching, deleting) last the server's volumeDelay and end on the deadline heap.
-
-// Volume states and attachment states as EC2 spells them.
-const (
-	volCreating  = "creating"
-	volAvailable = "available"
-	volInUse     = "in-use"
-	volDeleting  = "deleting"
-	attAttaching = "attaching"
-	attAttached  = "attached"
-	attDetaching = "detaching"
-)
 
 // volSizes are CreateVolume's documented size ranges in GiB, per type.
 var volSizes = map[string][2]int32{
@@ -39,17 +30,6 @@ func checkVolumeSize(typ string, size int32) *APIError {
 	return nil
 }
 
-// attachState is the attachment's status ("" for an unattached volume).
-func (v *volume) attachState() string {
-	if v.InstanceID == "" {
-		return ""
-	}
-	if v.AttachState == "" {
-		return attAttached // attached at launch
-	}
-	return v.AttachState
-}
-
 func errVolumeNotFound(id string) *APIError {
 	if !validID(id, "vol") {
 		return badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
@@ -58,7 +38,7 @@ func errVolumeNotFound(id string) *APIError {
 }
 
 // findVolume returns a volume that is not being deleted. Callers hold s.mu.
-func (s *Server) findVolume(id string) (*volume, *APIError) {
+func (s *Server) findVolume(id string) (*ec2.Volume, *APIError) {
 	if id == "" {
 		return nil, errMissing("VolumeId")
 	}
@@ -69,7 +49,7 @@ func (s *Server) findVolume(id string) (*volume, *APIError) {
 	return v, nil
 }
 
-func (s *Server) wireVolume(v *volume) xmlVolume {
+func (s *Server) wireVolume(v *ec2.Volume) xmlVolume {
 	x := xmlVolume{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
 		AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: xmlTime(v.CreateTime), Tags: xmlTags(v.Tags),
 		VolumeType: v.Type, Iops: v.Iops, Throughput: v.Throughput, Encrypted: v.Encrypted, KMSKeyID: v.KMSKeyID,
@@ -79,7 +59,7 @@ func (s *Server) wireVolume(v *volume) xmlVolume {
 	}
 	if v.InstanceID != "" {
 		x.Attachments = []xmlVolumeAttachment{{VolumeID: v.ID, InstanceID: v.InstanceID, Device: v.Device,
-			Status: v.attachState(), AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
+			Status: v.AttachStatus(), AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
 	}
 	return x
 }
@@ -98,7 +78,7 @@ type volumeRequest struct {
 	zone, zoneID, typ, snapID, kms string
 	size, iops, throughput         int64
 	hasSize, encrypted             bool
-	tags                           map[string][]Tag
+	tags                           map[string][]ec2.Tag
 }
 
 func parseCreateVolume(q *query) (volumeRequest, *APIError) {
@@ -147,7 +127,7 @@ func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	var out *volume
+	var out *ec2.Volume
 	aerr := s.mutate(c, func() *APIError {
 		if r.zone == "" {
 			for _, z := range s.zones {
@@ -187,20 +167,20 @@ func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	x := s.wireVolume(out)
-	x.Status = volCreating
+	x.Status = ec2.VolCreating
 	if s.volumeDelay == 0 {
-		x.Status = volAvailable
+		x.Status = ec2.VolAvailable
 	}
 	return &createVolumeResponse{xmlVolume: x}, nil
 }
 
 // newVolume creates the volume r asks for, in zone zoneID, and starts billing it. Callers
 // hold s.mu.
-func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *volume {
-	v := &volume{Seq: s.nextSeq(), ID: s.newID("vol"), Zone: r.zone, ZoneID: zoneID, Type: r.typ, SizeGiB: int32(r.size),
+func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume {
+	v := &ec2.Volume{Seq: s.nextSeq(), ID: s.newID("vol"), Zone: r.zone, ZoneID: zoneID, Type: r.typ, SizeGiB: int32(r.size),
 		Iops: int32(r.iops), Throughput: int32(r.throughput), Encrypted: r.encrypted || r.kms != "", KMSKeyID: r.kms,
-		SnapshotID: r.snapID, State: volCreating, CreateTime: c.now, Until: c.now.Add(s.volumeDelay),
-		Tags: setTags(nil, r.tags["volume"]), Caller: c.caller}
+		SnapshotID: r.snapID, State: ec2.VolCreating, CreateTime: c.now, Until: c.now.Add(s.volumeDelay),
+		Tags: ec2.SetTags(nil, r.tags["volume"]), Caller: c.caller}
 	switch r.typ {
 	case "gp3":
 		v.Iops, v.Throughput = max(v.Iops, 3000), max(v.Throughput, 125)
@@ -216,7 +196,7 @@ func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *volume {
 	encrypted := v.Encrypted
 	s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
 		Encrypted: &encrypted, Zone: v.Zone, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: c.now,
-		Tags: tagsMap(v.Tags), Caller: c.caller})
+		Tags: ec2.TagsMap(v.Tags), Caller: c.caller})
 	c.event.Created = append(c.event.Created, v.ID)
 	s.advanceLocked(c.now) // a zero delay: available at once
 	return v
@@ -249,19 +229,19 @@ func (s *Server) attachVolume(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		in := s.instances[iid]
-		if e := refuse(attachRefusals, "AttachVolume", attachment{v, in, dev}); e != nil {
+		if e := refuse(ec2.AttachRefusals, "AttachVolume", ec2.Attachment{Volume: v, Instance: in, Device: dev}); e != nil {
 			return e
 		}
 		if c.dryRun {
 			return errDryRun()
 		}
-		v.State, v.InstanceID, v.Device, v.AttachTime, v.DeleteOnTermination = volInUse, iid, dev, c.now, false
-		v.AttachState, v.Until = attAttaching, c.now.Add(s.volumeDelay)
-		in.Volumes = append(in.Volumes, attachedVolume{DeviceName: dev, VolumeID: vid, AttachTime: c.now})
+		v.State, v.InstanceID, v.Device, v.AttachTime, v.DeleteOnTermination = ec2.VolInUse, iid, dev, c.now, false
+		v.AttachState, v.Until = ec2.AttAttaching, c.now.Add(s.volumeDelay)
+		in.Volumes = append(in.Volumes, ec2.AttachedVolume{DeviceName: dev, VolumeID: vid, AttachTime: c.now})
 		s.save(bucketVolumes, v.ID, v)
 		s.save(bucketInstances, in.ID, in)
 		s.scheduleVolume(v)
-		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: iid, Device: dev, Status: attAttaching,
+		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: iid, Device: dev, Status: ec2.AttAttaching,
 			AttachTime: xmlTime(c.now)}
 		s.advanceLocked(c.now)
 		return nil
@@ -286,18 +266,18 @@ func (s *Server) detachVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		d := detachment{v: v, in: s.instances[v.InstanceID], instanceID: c.q.str("InstanceId"), device: c.q.str("Device")}
-		if e := refuse(detachRefusals, "DetachVolume", d); e != nil {
+		d := ec2.Detachment{Volume: v, Instance: s.instances[v.InstanceID], InstanceID: c.q.str("InstanceId"), Device: c.q.str("Device")}
+		if e := refuse(ec2.DetachRefusals, "DetachVolume", d); e != nil {
 			return e
 		}
 		if c.dryRun {
 			return errDryRun()
 		}
-		v.AttachState, v.Until = attDetaching, c.now.Add(s.volumeDelay)
+		v.AttachState, v.Until = ec2.AttDetaching, c.now.Add(s.volumeDelay)
 		s.save(bucketVolumes, v.ID, v)
 		s.scheduleVolume(v)
 		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: v.InstanceID, Device: v.Device,
-			Status: attDetaching, AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}
+			Status: ec2.AttDetaching, AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}
 		s.advanceLocked(c.now)
 		return nil
 	})
@@ -308,7 +288,7 @@ func (s *Server) detachVolume(c *call) (wireResponse, *APIError) {
 }
 
 // finishDetach frees the volume from its instance. Callers hold s.mu.
-func (s *Server) finishDetach(v *volume) {
+func (s *Server) finishDetach(v *ec2.Volume) {
 	if in := s.instances[v.InstanceID]; in != nil {
 		out := in.Volumes[:0:0]
 		for _, av := range in.Volumes {
@@ -319,7 +299,7 @@ func (s *Server) finishDetach(v *volume) {
 		in.Volumes = out
 		s.save(bucketInstances, in.ID, in)
 	}
-	v.State, v.InstanceID, v.Device, v.AttachTime, v.AttachState = volAvailable, "", "", time.Time{}, ""
+	v.State, v.InstanceID, v.Device, v.AttachTime, v.AttachState = ec2.VolAvailable, "", "", time.Time{}, ""
 	v.DeleteOnTermination = false
 }
 
@@ -332,13 +312,13 @@ func (s *Server) deleteVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if e := refuse(volumeRefusals, "DeleteVolume", volumeAt{v, c.now}); e != nil {
+		if e := refuse(ec2.VolumeRefusals, "DeleteVolume", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
 			return e
 		}
 		if c.dryRun {
 			return errDryRun()
 		}
-		v.State, v.Until = volDeleting, c.now.Add(s.volumeDelay)
+		v.State, v.Until = ec2.VolDeleting, c.now.Add(s.volumeDelay)
 		s.stopLedger(v.ID, c.now)
 		s.save(bucketVolumes, v.ID, v)
 		s.scheduleVolume(v)
@@ -384,7 +364,7 @@ type describeVolumesModificationsResponse struct {
 
 // wireMod renders a modification as of now: modifying, then optimizing for the volume
 // delay, then completed.
-func wireMod(vid string, m *volumeModRec, now time.Time) xmlVolumeModification {
+func wireMod(vid string, m *ec2.VolumeModification, now time.Time) xmlVolumeModification {
 	x := xmlVolumeModification{VolumeID: vid, TargetSize: m.TargetSize, TargetIops: m.TargetIops, TargetVolumeType: m.TargetType,
 		TargetThroughput: m.TargetThroughput, OriginalSize: m.OrigSize, OriginalIops: m.OrigIops, OriginalType: m.OrigType,
 		OriginalThr: m.OrigThroughput, StartTime: xmlTime(m.Start), ModificationState: "optimizing", Progress: 50}
@@ -420,10 +400,10 @@ func (s *Server) modifyVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if e := refuse(volumeRefusals, "ModifyVolume", volumeAt{v, c.now}); e != nil {
+		if e := refuse(ec2.VolumeRefusals, "ModifyVolume", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
 			return e
 		}
-		m := &volumeModRec{OrigSize: v.SizeGiB, TargetSize: v.SizeGiB, OrigType: v.Type, TargetType: v.Type,
+		m := &ec2.VolumeModification{OrigSize: v.SizeGiB, TargetSize: v.SizeGiB, OrigType: v.Type, TargetType: v.Type,
 			OrigIops: v.Iops, TargetIops: v.Iops, OrigThroughput: v.Throughput, TargetThroughput: v.Throughput,
 			Start: c.now, End: c.now.Add(2 * s.volumeDelay)}
 		if typ != "" {
@@ -465,27 +445,27 @@ func (s *Server) modifyVolume(c *call) (wireResponse, *APIError) {
 	return resp, nil
 }
 
-var volumeModAttrs = attrTable[*volume]{
-	"volume-id":          func(v *volume) []string { return one(v.ID) },
+var volumeModAttrs = attrTable[*ec2.Volume]{
+	"volume-id":          func(v *ec2.Volume) []string { return one(v.ID) },
 	"modification-state": nil, // set per call (depends on now)
-	"target-size":        func(v *volume) []string { return i32s(v.Mod.TargetSize) },
-	"target-volume-type": func(v *volume) []string { return one(v.Mod.TargetType) },
-	"original-size":      func(v *volume) []string { return i32s(v.Mod.OrigSize) },
-	"original-volume-type": func(v *volume) []string {
+	"target-size":        func(v *ec2.Volume) []string { return i32s(v.Mod.TargetSize) },
+	"target-volume-type": func(v *ec2.Volume) []string { return one(v.Mod.TargetType) },
+	"original-size":      func(v *ec2.Volume) []string { return i32s(v.Mod.OrigSize) },
+	"original-volume-type": func(v *ec2.Volume) []string {
 		return one(v.Mod.OrigType)
 	},
-	"start-time": func(v *volume) []string { return one(xmlTime(v.Mod.Start)) },
+	"start-time": func(v *ec2.Volume) []string { return one(xmlTime(v.Mod.Start)) },
 }
 
 func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError) {
 	now := c.now
-	attrs := attrTable[*volume]{}
+	attrs := attrTable[*ec2.Volume]{}
 	for k, f := range volumeModAttrs {
 		attrs[k] = f
 	}
-	attrs["modification-state"] = func(v *volume) []string { return one(wireMod(v.ID, v.Mod, now).ModificationState) }
-	req, err := parseDescribe(c, describeSpec[*volume]{attrs: attrs, tags: func(v *volume) []Tag { return v.Tags },
-		min: 5, max: 500, idParam: "VolumeId", seq: func(v *volume) uint64 { return v.Seq },
+	attrs["modification-state"] = func(v *ec2.Volume) []string { return one(wireMod(v.ID, v.Mod, now).ModificationState) }
+	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: attrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
+		min: 5, max: 500, idParam: "VolumeId", seq: func(v *ec2.Volume) uint64 { return v.Seq },
 		checkIDs: func(ids []string) *APIError {
 			for _, id := range ids {
 				if v := s.volumes[id]; v == nil {
@@ -501,7 +481,7 @@ func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	withMod := map[string]*volume{}
+	withMod := map[string]*ec2.Volume{}
 	for id, v := range s.volumes {
 		if v.Mod != nil {
 			withMod[id] = v
@@ -520,7 +500,7 @@ func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError)
 
 // --- deadlines ---
 
-func (s *Server) scheduleVolume(v *volume) {
+func (s *Server) scheduleVolume(v *ec2.Volume) {
 	if !v.Until.IsZero() {
 		heap.Push(&s.deadlines, deadline{at: v.Until, id: v.ID})
 	}
@@ -549,15 +529,15 @@ func (s *Server) advanceEBS(d deadline, now time.Time) bool {
 		}
 		v.Until = time.Time{}
 		switch {
-		case v.State == volCreating:
-			v.State = volAvailable
-		case v.State == volDeleting:
+		case v.State == ec2.VolCreating:
+			v.State = ec2.VolAvailable
+		case v.State == ec2.VolDeleting:
 			delete(s.volumes, v.ID)
 			s.remove(bucketVolumes, v.ID)
 			return true
-		case v.AttachState == attAttaching && v.InstanceID != "":
-			v.AttachState = attAttached
-		case v.AttachState == attDetaching && v.InstanceID != "":
+		case v.AttachState == ec2.AttAttaching && v.InstanceID != "":
+			v.AttachState = ec2.AttAttached
+		case v.AttachState == ec2.AttDetaching && v.InstanceID != "":
 			s.finishDetach(v)
 		}
 		s.save(bucketVolumes, v.ID, v)
@@ -574,4 +554,4 @@ func (s *Server) advanceEBS(d deadline, now time.Time) bool {
 }
 
 // CodeIncorrectModificationState answers a ModifyVolume while one is in progress.
-const CodeIncorrectModificationState = "IncorrectModificationState"
+const CodeIncorrectModificationState = ec2.CodeIncorrectModificationState

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // EKSImageOwner is the account that owns the EKS-optimized AMIs (alias "amazon").
@@ -112,12 +114,12 @@ func (s *Server) seedImages() {
 }
 
 // addEKSImage registers one EKS-optimized image. Callers hold s.mu.
-func (s *Server) addEKSImage(e eksImage, created time.Time, published bool) *image {
+func (s *Server) addEKSImage(e eksImage, created time.Time, published bool) *ec2.Image {
 	root := "/dev/xvda"
 	if e.Family == "bottlerocket" {
 		root = "/dev/xvda" // Bottlerocket's OS volume; its data volume is /dev/xvdb
 	}
-	im := &image{
+	im := &ec2.Image{
 		Seq: s.nextSeq(), ID: s.newID("ami"), Name: e.name(), Architecture: e.Arch,
 		Description: e.description(), OwnerID: EKSImageOwner, OwnerAlias: "amazon", CreationDate: created,
 		RootDeviceName: root, RootSnapshotID: s.newID("snap"), RootSizeGiB: 20, Published: published,

@@ -3,6 +3,8 @@ package fakeec2
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // ENI lifecycle: CreateNetworkInterface, AttachNetworkInterface, DetachNetworkInterface,
@@ -82,9 +84,9 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
 		} else {
 			s.markIP(sn.ID, ip)
 		}
-		n := &networkInterface{Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: sn.ID, VpcID: sn.VpcID, Zone: sn.Zone,
+		n := &ec2.NetworkInterface{Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: sn.ID, VpcID: sn.VpcID, Zone: sn.Zone,
 			ZoneID: sn.ZoneID, PrivateIP: ip, PrivateDNS: s.privateDNS(ip), Description: c.q.str("Description"),
-			Groups: groups, Status: "available", InterfaceType: typ, Tags: setTags(nil, tags["network-interface"])}
+			Groups: groups, Status: "available", InterfaceType: typ, Tags: ec2.SetTags(nil, tags["network-interface"])}
 		n.MAC = macFor(n.ID)
 		s.enis[n.ID] = n
 		s.save(bucketENIs, n.ID, n)
@@ -131,13 +133,13 @@ func (s *Server) attachNetworkInterface(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		in := s.instances[iid]
-		a := interfaceAttachment{n: n, in: in, index: int(idx), max: s.maxENIs(in.InstanceType)}
+		a := ec2.InterfaceAttachment{Interface: n, Instance: in, Index: int(idx), Max: s.maxENIs(in.InstanceType)}
 		for _, other := range append([]string{in.ENIID}, in.SecondaryENIs...) {
 			if o := s.enis[other]; o != nil {
-				a.taken = append(a.taken, o.DeviceIndex)
+				a.Taken = append(a.Taken, o.DeviceIndex)
 			}
 		}
-		if e := refuse(interfaceAttachRefusals, "AttachNetworkInterface", a); e != nil {
+		if e := refuse(ec2.InterfaceAttachRefusals, "AttachNetworkInterface", a); e != nil {
 			return e
 		}
 		if c.dryRun {
@@ -174,7 +176,7 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
 		return nil, err
 	}
 	aerr := s.mutate(c, func() *APIError {
-		var n *networkInterface
+		var n *ec2.NetworkInterface
 		for _, x := range s.enis {
 			if x.AttachmentID == att && x.InstanceID != "" {
 				n = x
@@ -183,7 +185,7 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
 		if n == nil {
 			return badRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", att)
 		}
-		if e := refuse(interfaceRefusals, "DetachNetworkInterface", n); e != nil {
+		if e := refuse(ec2.InterfaceRefusals, "DetachNetworkInterface", n); e != nil {
 			return e
 		}
 		if c.dryRun {
@@ -200,7 +202,7 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
 
 // detachENI makes a secondary interface available again; it keeps its address.
 // Callers hold s.mu.
-func (s *Server) detachENI(n *networkInterface) {
+func (s *Server) detachENI(n *ec2.NetworkInterface) {
 	if in := s.instances[n.InstanceID]; in != nil {
 		out := in.SecondaryENIs[:0:0]
 		for _, id := range in.SecondaryENIs {
@@ -225,7 +227,7 @@ func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *APIError) {
 		if n == nil {
 			return errENINotFound(id)
 		}
-		if e := refuse(interfaceRefusals, "DeleteNetworkInterface", n); e != nil {
+		if e := refuse(ec2.InterfaceRefusals, "DeleteNetworkInterface", n); e != nil {
 			return e
 		}
 		if c.dryRun {
@@ -245,7 +247,7 @@ func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *APIError) {
 // releaseSecondaryENIs ends a terminated instance's secondary interfaces: deleted when
 // marked DeleteOnTermination, detached otherwise, and always detached under a leak-enis
 // fault. Callers hold s.mu.
-func (s *Server) releaseSecondaryENIs(in *instance) {
+func (s *Server) releaseSecondaryENIs(in *ec2.Instance) {
 	leak := s.eniLeakFault(in.ID)
 	if leak != nil && len(in.SecondaryENIs) > 0 {
 		s.consumeFault(leak)
@@ -268,7 +270,7 @@ func (s *Server) releaseSecondaryENIs(in *instance) {
 }
 
 // wireENI renders an interface as DescribeNetworkInterfaces does. Callers hold s.mu.
-func (s *Server) wireENI(n *networkInterface) xmlENI {
+func (s *Server) wireENI(n *ec2.NetworkInterface) xmlENI {
 	x := xmlENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, AvailabilityZone: n.Zone,
 		AvailabilityZoneID: n.ZoneID, Description: n.Description, OwnerID: s.account, Status: n.Status,
 		MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, SourceDestCheck: true,
@@ -285,7 +287,7 @@ func (s *Server) wireENI(n *networkInterface) xmlENI {
 }
 
 // wireInstanceENI renders an attached interface inside DescribeInstances.
-func (s *Server) wireInstanceENI(n *networkInterface) xmlInstanceENI {
+func (s *Server) wireInstanceENI(n *ec2.NetworkInterface) xmlInstanceENI {
 	xe := xmlInstanceENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, Description: n.Description,
 		OwnerID: s.account, Status: n.Status, MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS,
 		SourceDestCheck: true, Attachment: xmlInstanceENIAttachment{AttachmentID: n.AttachmentID, DeviceIndex: n.DeviceIndex,

@@ -3,14 +3,16 @@ package fakeec2
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // Error codes as EC2 spells them. Only an APIError crosses the wire.
 const (
 	CodeInvalidAction                    = "InvalidAction"
 	CodeMissingParameter                 = "MissingParameter"
-	CodeInvalidParameterValue            = "InvalidParameterValue"
-	CodeInvalidParameterCombination      = "InvalidParameterCombination"
+	CodeInvalidParameterValue            = ec2.CodeInvalidParameterValue
+	CodeInvalidParameterCombination      = ec2.CodeInvalidParameterCombination
 	CodeInvalidParameter                 = "InvalidParameter"
 	CodeUnknownParameter                 = "UnknownParameter"
 	CodeInvalidFilter                    = "InvalidFilter"
@@ -41,7 +43,7 @@ const (
 	CodeInternalError                    = "InternalError"
 	CodeMissingAction                    = "MissingAction"
 	CodeInvalidHTTPRequest               = "InvalidHttpRequest"
-	CodeIncorrectState                   = "IncorrectState"
+	CodeIncorrectState                   = ec2.CodeIncorrectState
 	CodeInvalidPlacementGroupUnknown     = "InvalidPlacementGroup.Unknown"
 	CodeInvalidPlacementGroupIDNotFound  = "InvalidPlacementGroupId.NotFound"
 	CodeInvalidPlacementGroupIDMalformed = "InvalidPlacementGroupId.Malformed"
@@ -106,4 +108,13 @@ func errUnauthorized(encoded string) *APIError {
 
 func errInternal(format string, args ...any) *APIError {
 	return apiErr(http.StatusInternalServerError, CodeInternalError, format, args...)
+}
+
+// refuse answers the model's refusal of action on r, if any, as EC2's error: every state
+// rule reaches the wire here.
+func refuse[T any](rules map[string][]ec2.Rule[T], action string, r T) *APIError {
+	if rf := ec2.Refuse(rules, action, r); rf != nil {
+		return badRequest(rf.Code, "%s", rf.Message)
+	}
+	return nil
 }

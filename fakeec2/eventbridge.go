@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/events"
 )
 
@@ -106,7 +107,7 @@ func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]AuditEvent, error) 
 	s.advanceLocked(now)
 	for _, id := range ids {
 		in := s.instances[id]
-		if in == nil || (in.State != statePending && in.State != stateRunning) {
+		if in == nil || (in.State != ec2.StatePending && in.State != ec2.StateRunning) {
 			s.mu.Unlock()
 			return nil, fmt.Errorf("instance %s is not pending or running", id)
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strconv"
 	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // attrTable maps a Describe call's filter names to the values a record has for them.
@@ -12,7 +14,7 @@ type attrTable[T any] map[string]func(T) []string
 // compileFilters checks the filter names against table (tag:KEY, tag-key and tag-value
 // are always known when tagsOf is set) and returns the predicate: filters AND, values OR,
 // values may use the * and ? wildcards.
-func compileFilters[T any](fs []filter, table attrTable[T], tagsOf func(T) []Tag) (func(T) bool, *APIError) {
+func compileFilters[T any](fs []filter, table attrTable[T], tagsOf func(T) []ec2.Tag) (func(T) bool, *APIError) {
 	type compiled struct {
 		values func(T) []string
 		pats   []string
@@ -24,7 +26,7 @@ func compileFilters[T any](fs []filter, table attrTable[T], tagsOf func(T) []Tag
 		case tagsOf != nil && strings.HasPrefix(f.Name, "tag:"):
 			key := strings.TrimPrefix(f.Name, "tag:")
 			get = func(r T) []string {
-				if v, ok := tagValue(tagsOf(r), key); ok {
+				if v, ok := ec2.TagValue(tagsOf(r), key); ok {
 					return []string{v}
 				}
 				return nil

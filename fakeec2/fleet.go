@@ -2,25 +2,9 @@ package fakeec2
 
 import (
 	"fmt"
-	"strconv"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
-
-// fleetOverride is one LaunchTemplateConfigs.N.Overrides.M as sent (echoed back in
-// LaunchTemplateAndOverrides).
-type fleetOverride struct {
-	InstanceType     string
-	SubnetID         string
-	AvailabilityZone string
-	ImageID          string
-	MaxPrice         string
-	Priority         *float64
-	WeightedCapacity *float64
-}
-
-type fleetConfig struct {
-	TemplateID, TemplateName, Version string
-	Overrides                         []fleetOverride
-}
 
 type xmlFleetLTSpec struct {
 	LaunchTemplateID   string `xml:"launchTemplateId,omitempty"`
@@ -65,36 +49,38 @@ type createFleetResponse struct {
 	Instances []xmlFleetInstance `xml:"fleetInstanceSet>item"`
 }
 
-func fmtFloat(p *float64) string {
-	if p == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*p, 'f', -1, 64)
-}
-
-func (c *fleetConfig) wire(o fleetOverride, hasOverride bool) xmlLTAndOverrides {
-	x := xmlLTAndOverrides{LaunchTemplateSpecification: xmlFleetLTSpec{LaunchTemplateID: c.TemplateID,
-		LaunchTemplateName: c.TemplateName, Version: c.Version}}
-	if hasOverride {
-		x.Overrides = &xmlFleetOverrides{InstanceType: o.InstanceType, MaxPrice: o.MaxPrice, SubnetID: o.SubnetID,
-			AvailabilityZone: o.AvailabilityZone, WeightedCapacity: fmtFloat(o.WeightedCapacity),
-			Priority: fmtFloat(o.Priority), ImageID: o.ImageID}
+// wirePool is a launch pool as CreateFleet and DescribeFleets answer it.
+func wirePool(p ec2.FleetPoolSpec) xmlLTAndOverrides {
+	x := xmlLTAndOverrides{LaunchTemplateSpecification: xmlFleetLTSpec(p.LaunchTemplateSpecification)}
+	if p.Overrides != nil {
+		o := xmlFleetOverrides(*p.Overrides)
+		x.Overrides = &o
 	}
 	return x
 }
 
-func parseFleetConfigs(c *call) ([]*fleetConfig, *APIError) {
+// wireFleetErrors is a fleet's errorSet (nil when it has none).
+func wireFleetErrors(errs []ec2.FleetError) []xmlFleetError {
+	var out []xmlFleetError
+	for _, e := range errs {
+		out = append(out, xmlFleetError{LaunchTemplateAndOverrides: wirePool(e.LaunchTemplateAndOverrides),
+			Lifecycle: e.Lifecycle, ErrorCode: e.ErrorCode, ErrorMessage: e.ErrorMessage})
+	}
+	return out
+}
+
+func parseFleetConfigs(c *call) ([]*ec2.FleetConfig, *APIError) {
 	cfgs := c.q.list("LaunchTemplateConfigs")
 	if len(cfgs) == 0 {
 		return nil, errMissing("LaunchTemplateConfigs")
 	}
-	var out []*fleetConfig
+	var out []*ec2.FleetConfig
 	for i, cq := range cfgs {
 		spec := cq.get("LaunchTemplateSpecification")
 		if spec == nil {
 			return nil, errMissing(fmt.Sprintf("LaunchTemplateConfigs.%d.LaunchTemplateSpecification", i+1))
 		}
-		fc := &fleetConfig{TemplateID: spec.str("LaunchTemplateId"), TemplateName: spec.str("LaunchTemplateName"), Version: spec.str("Version")}
+		fc := &ec2.FleetConfig{TemplateID: spec.str("LaunchTemplateId"), TemplateName: spec.str("LaunchTemplateName"), Version: spec.str("Version")}
 		if fc.TemplateID == "" && fc.TemplateName == "" {
 			return nil, errMissing("LaunchTemplateId or LaunchTemplateName")
 		}
@@ -102,7 +88,7 @@ func parseFleetConfigs(c *call) ([]*fleetConfig, *APIError) {
 			return nil, badRequest(CodeInvalidParameterCombination, "Specify either LaunchTemplateId or LaunchTemplateName, not both.")
 		}
 		for _, oq := range cq.list("Overrides") {
-			o := fleetOverride{InstanceType: oq.str("InstanceType"), SubnetID: oq.str("SubnetId"),
+			o := ec2.FleetOverride{InstanceType: oq.str("InstanceType"), SubnetID: oq.str("SubnetId"),
 				AvailabilityZone: oq.str("AvailabilityZone"), ImageID: oq.str("ImageId"), MaxPrice: oq.str("MaxPrice")}
 			if v, ok, err := oq.float("Priority"); err != nil {
 				return nil, err
@@ -126,13 +112,13 @@ var fleetTagTypes = map[string]bool{"instance": true, "volume": true, "network-i
 
 // fleetRequest is a decoded CreateFleet request, checked before the store lock is taken.
 type fleetRequest struct {
-	configs []*fleetConfig
+	configs []*ec2.FleetConfig
 	// The target: onDemand and spot include their share of the default capacity type's rest.
 	total, onDemand, spot          int64
 	defaultCapType                 string
 	onDemandStrategy, spotStrategy string
-	tagSpecs                       []tagSpec // as sent: laid over each template's
-	fleetTags                      []Tag
+	tagSpecs                       []ec2.TagSpec // as sent: laid over each template's
+	fleetTags                      []ec2.Tag
 	clientToken                    string
 }
 
@@ -234,15 +220,15 @@ func (r *fleetRequest) parseTarget(tcs *query) *APIError {
 // launchedPool is a planned launch once its instances exist.
 type launchedPool struct {
 	pool      *fleetPool
-	instances []*instance
+	instances []*ec2.Instance
 }
 
 // renderFleet answers CreateFleet: the per-pool errors and one instance set per launch.
-func renderFleet(fl *fleet, launched []launchedPool) *createFleetResponse {
-	resp := &createFleetResponse{FleetID: fl.ID, Errors: fl.Errors}
+func renderFleet(fl *ec2.Fleet, launched []launchedPool) *createFleetResponse {
+	resp := &createFleetResponse{FleetID: fl.ID, Errors: wireFleetErrors(fl.Errors)}
 	for _, l := range launched {
 		p := l.pool
-		fi := xmlFleetInstance{LaunchTemplateAndOverrides: p.cfg.wire(p.ovr, p.hasOverride),
+		fi := xmlFleetInstance{LaunchTemplateAndOverrides: wirePool(p.cfg.PoolSpec(p.ovr, p.hasOverride)),
 			Lifecycle: p.spec.capacityType, InstanceType: p.spec.instanceType}
 		for _, in := range l.instances {
 			fi.InstanceIDs = append(fi.InstanceIDs, in.ID)

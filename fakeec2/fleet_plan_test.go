@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // t0Plan is the plan tests' fake clock start.
@@ -35,9 +36,9 @@ func planServer(t *testing.T) *Server {
 	if ami == "" {
 		t.Fatal("no x86_64 image seeded")
 	}
-	lt := &launchTemplate{Seq: s.nextSeq(), ID: "lt-0123456789abcdef0", Name: "nodes", DefaultVersion: 1,
-		Versions: []launchTemplateVersion{{Number: 1, Data: launchData{ImageID: ami, InstanceType: "m6i.large",
-			TagSpecs: []tagSpec{{ResourceType: "volume", Tags: []Tag{{Key: "team", Value: "infra"}}}}}}}}
+	lt := &ec2.LaunchTemplate{Seq: s.nextSeq(), ID: "lt-0123456789abcdef0", Name: "nodes", DefaultVersion: 1,
+		Versions: []ec2.LaunchTemplateVersion{{Number: 1, Data: ec2.LaunchData{ImageID: ami, InstanceType: "m6i.large",
+			TagSpecs: []ec2.TagSpec{{ResourceType: "volume", Tags: []ec2.Tag{{Key: "team", Value: "infra"}}}}}}}}
 	s.templates[lt.ID], s.ltByName[lt.Name] = lt, lt.ID
 	return s
 }
@@ -65,7 +66,7 @@ func viewPlan(p *fleetPlan) planView {
 			r.Zone, r.Price = pl.spec.subnet.Zone, pl.price
 			r.Tags = map[string]map[string]string{}
 			for rt, tags := range pl.spec.tags {
-				r.Tags[rt] = tagsMap(tags)
+				r.Tags[rt] = ec2.TagsMap(tags)
 			}
 		}
 		v.Pools = append(v.Pools, r)
@@ -83,8 +84,8 @@ func TestPlanFleet(t *testing.T) {
 	od := func(typ string) float64 { return s.price(typ, zone, "on-demand") }
 	spot := func(typ string) float64 { return s.price(typ, zone, "spot") }
 	volTags := map[string]string{"team": "infra"}
-	one := func(ovrs ...fleetOverride) []*fleetConfig {
-		return []*fleetConfig{{TemplateName: "nodes", Overrides: ovrs}}
+	one := func(ovrs ...ec2.FleetOverride) []*ec2.FleetConfig {
+		return []*ec2.FleetConfig{{TemplateName: "nodes", Overrides: ovrs}}
 	}
 	prio := func(p float64) *float64 { return &p }
 	tests := []struct {
@@ -101,58 +102,58 @@ func TestPlanFleet(t *testing.T) {
 				Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x2"}}},
 		{name: "lowest price wins",
-			req: fleetRequest{configs: one(fleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone},
-				fleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone}), onDemand: 1, onDemandStrategy: "lowest-price"},
+			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone},
+				ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone}), onDemand: 1, onDemandStrategy: "lowest-price"},
 			want: planView{Pools: []planRow{
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}},
 				{CapType: "on-demand", InstanceType: "c6i.large", Zone: zone, Price: od("c6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/c6i.large/" + zone + " x1"}}},
 		{name: "prioritized: lowest priority beats price",
-			req: fleetRequest{configs: one(fleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone, Priority: prio(2)},
-				fleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone, Priority: prio(1)}), onDemand: 1, onDemandStrategy: "prioritized"},
+			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone, Priority: prio(2)},
+				ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone, Priority: prio(1)}), onDemand: 1, onDemandStrategy: "prioritized"},
 			want: planView{Pools: []planRow{
 				{CapType: "on-demand", InstanceType: "c6i.large", Zone: zone, Price: od("c6i.large"), Tags: map[string]map[string]string{"volume": volTags}},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}}},
 		{name: "a bad override is that pool's error",
-			req: fleetRequest{configs: one(fleetOverride{InstanceType: "nope.large"}, fleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}),
+			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "nope.large"}, ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}),
 				onDemand: 1},
 			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "nope.large", Err: CodeInvalidParameterValue},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}}},
 		{name: "a capacity fault fails its pool",
-			req: fleetRequest{configs: one(fleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone},
-				fleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}), onDemand: 1},
+			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone},
+				ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}), onDemand: 1},
 			faults: []Fault{{ID: "fault-1", Kind: FaultInsufficientCapacity, InstanceType: "c6i.large"}},
 			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: CodeInsufficientInstanceCapacity},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}, Faults: []string{"fault-1"}}},
 		{name: "a dry run meets no capacity fault",
-			req:    fleetRequest{configs: one(fleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone}), onDemand: 1},
+			req:    fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone}), onDemand: 1},
 			faults: []Fault{{ID: "fault-1", Kind: FaultInsufficientCapacity}}, dryRun: true,
 			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Zone: zone, Price: od("c6i.large"),
 				Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/c6i.large/" + zone + " x1"}}},
 		{name: "a placement denial is that pool's error",
-			req: fleetRequest{configs: one(fleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone},
-				fleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}), onDemand: 1},
+			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone},
+				ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}), onDemand: 1},
 			policy: Policy{Statements: []PolicyStatement{{AllowedInstanceFamilies: []string{"m6i"}}}},
 			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: CodeUnauthorizedOperation},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}}},
 		{name: "every pool denied denies the request",
-			req:    fleetRequest{configs: one(fleetOverride{InstanceType: "c6i.large"}, fleetOverride{InstanceType: "m6i.large"}), onDemand: 1},
+			req:    fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large"}, ec2.FleetOverride{InstanceType: "m6i.large"}), onDemand: 1},
 			policy: Policy{Statements: []PolicyStatement{{AllowedInstanceFamilies: []string{"r6i"}}}},
 			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: CodeUnauthorizedOperation},
 				{CapType: "on-demand", InstanceType: "m6i.large", Err: CodeUnauthorizedOperation}}, Denied: true}},
 		{name: "a launch policy denies the request at its first pool",
-			req:    fleetRequest{configs: one(fleetOverride{InstanceType: "c6i.large"}), onDemand: 1},
+			req:    fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large"}), onDemand: 1},
 			policy: Policy{Statements: []PolicyStatement{{RequiredTags: []string{"cost-center"}}}},
 			want:   planView{Denied: true}},
 		{name: "on-demand and spot are planned apart, request tags over the template's",
-			req: fleetRequest{configs: one(fleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone}), onDemand: 1, spot: 2,
-				tagSpecs: []tagSpec{{ResourceType: "instance", Tags: []Tag{{Key: "Name", Value: "n"}}},
-					{ResourceType: "fleet", Tags: []Tag{{Key: "only", Value: "fleet"}}}}},
+			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone}), onDemand: 1, spot: 2,
+				tagSpecs: []ec2.TagSpec{{ResourceType: "instance", Tags: []ec2.Tag{{Key: "Name", Value: "n"}}},
+					{ResourceType: "fleet", Tags: []ec2.Tag{{Key: "only", Value: "fleet"}}}}},
 			want: planView{Pools: []planRow{
 				{CapType: "on-demand", InstanceType: "c6i.large", Zone: zone, Price: od("c6i.large"),
 					Tags: map[string]map[string]string{"volume": volTags, "instance": {"Name": "n"}}},
@@ -160,10 +161,10 @@ func TestPlanFleet(t *testing.T) {
 					Tags: map[string]map[string]string{"volume": volTags, "instance": {"Name": "n"}}}},
 				Launches: []string{"on-demand/c6i.large/" + zone + " x1", "spot/c6i.large/" + zone + " x2"}}},
 		{name: "a missing template version fails the call",
-			req:     fleetRequest{configs: []*fleetConfig{{TemplateName: "nodes", Version: "7"}}, onDemand: 1},
+			req:     fleetRequest{configs: []*ec2.FleetConfig{{TemplateName: "nodes", Version: "7"}}, onDemand: 1},
 			wantErr: CodeInvalidLaunchTemplateIDVersion},
 		{name: "a missing template fails the call",
-			req:     fleetRequest{configs: []*fleetConfig{{TemplateName: "absent"}}, onDemand: 1},
+			req:     fleetRequest{configs: []*ec2.FleetConfig{{TemplateName: "absent"}}, onDemand: 1},
 			wantErr: CodeInvalidLaunchTemplateNameNF},
 	}
 	for _, tt := range tests {
@@ -207,7 +208,7 @@ func TestParseCreateFleet(t *testing.T) {
 				"&TargetCapacitySpecification.DefaultTargetCapacityType=spot&SpotOptions.AllocationStrategy=price-capacity-optimized" +
 				"&TagSpecification.1.ResourceType=fleet&TagSpecification.1.Tag.1.Key=k&TagSpecification.1.Tag.1.Value=v&ClientToken=tok",
 			want: fleetRequest{total: 3, spot: 3, defaultCapType: "spot", spotStrategy: "price-capacity-optimized",
-				fleetTags: []Tag{{Key: "k", Value: "v"}}, clientToken: "tok"}},
+				fleetTags: []ec2.Tag{{Key: "k", Value: "v"}}, clientToken: "tok"}},
 		{name: "on-demand by default", body: base + "&TargetCapacitySpecification.TotalTargetCapacity=2",
 			want: fleetRequest{total: 2, onDemand: 2, defaultCapType: "on-demand"}},
 		{name: "maintain fleets refused", body: "Type=maintain&TargetCapacitySpecification.TotalTargetCapacity=1", wantErr: CodeInvalidParameterValue},
@@ -241,7 +242,7 @@ func TestParseCreateFleet(t *testing.T) {
 			}
 			got := *req
 			got.configs, got.tagSpecs = nil, nil
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(fleetRequest{}, Tag{})); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(fleetRequest{}, ec2.Tag{})); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
 		})

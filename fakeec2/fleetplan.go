@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // CreateFleet's plan: every (capacity type, config, override) is a capacity pool; pools hit
@@ -16,8 +18,8 @@ import (
 // fleetPool is one pool as planned: its resolved launch (instance type, subnet and zone,
 // capacity type, tags per resource type) and price, or the error CreateFleet reports for it.
 type fleetPool struct {
-	cfg          *fleetConfig
-	ovr          fleetOverride
+	cfg          *ec2.FleetConfig
+	ovr          ec2.FleetOverride
 	hasOverride  bool
 	capType      string
 	order        int    // position among the capacity type's pools: ties go to the first
@@ -62,8 +64,8 @@ func (r *fleetRequest) capacities() []fleetCapacity {
 }
 
 type fleetTemplate struct {
-	lt  *launchTemplate
-	ver *launchTemplateVersion
+	lt  *ec2.LaunchTemplate
+	ver *ec2.LaunchTemplateVersion
 }
 
 // planFleet plans a CreateFleet request; an error (a missing template or version) fails
@@ -90,7 +92,7 @@ func (s *Server) planFleet(req *fleetRequest, caller, requestID string, dryRun b
 		for i, cfg := range req.configs {
 			overrides := cfg.Overrides
 			if len(overrides) == 0 {
-				overrides = []fleetOverride{{}}
+				overrides = []ec2.FleetOverride{{}}
 			}
 			for _, o := range overrides {
 				order++
@@ -131,9 +133,9 @@ func (s *Server) planFleet(req *fleetRequest, caller, requestID string, dryRun b
 
 // fleetLaunchData lays the request's tags, the capacity type and an override over a
 // template version's launch data.
-func fleetLaunchData(base launchData, tagSpecs []tagSpec, capType string, o fleetOverride) launchData {
+func fleetLaunchData(base ec2.LaunchData, tagSpecs []ec2.TagSpec, capType string, o ec2.FleetOverride) ec2.LaunchData {
 	d := base
-	d.TagSpecs = append(append([]tagSpec(nil), d.TagSpecs...), tagSpecs...)
+	d.TagSpecs = append(append([]ec2.TagSpec(nil), d.TagSpecs...), tagSpecs...)
 	d.TagSpecs = filterTagSpecs(d.TagSpecs, launchTagTypes)
 	if capType == "spot" {
 		d.MarketType = "spot"
@@ -155,7 +157,7 @@ func fleetLaunchData(base launchData, tagSpecs []tagSpec, capType string, o flee
 // planPool resolves one pool's launch and checks it against the policy and the capacity
 // faults (a DryRun meets none), recording on p why it cannot launch. It returns the
 // policy's reason when the whole request is forbidden. Callers hold s.mu.
-func (s *Server) planPool(p *fleetPool, d launchData, count int, caller, requestID string, dryRun bool) string {
+func (s *Server) planPool(p *fleetPool, d ec2.LaunchData, count int, caller, requestID string, dryRun bool) string {
 	spec, e := s.resolveLaunch(caller, d, p.ovr.SubnetID, count, launchTagTypes)
 	if e != nil {
 		p.errCode, p.errMsg = e.Code, e.Message
@@ -178,12 +180,12 @@ func (s *Server) planPool(p *fleetPool, d launchData, count int, caller, request
 	return ""
 }
 
-// wireErrors is the plan's errorSet (nil when every pool could launch).
-func (pl *fleetPlan) wireErrors() []xmlFleetError {
-	var out []xmlFleetError
+// poolErrors are the pools the plan could not launch (nil when every pool could).
+func (pl *fleetPlan) poolErrors() []ec2.FleetError {
+	var out []ec2.FleetError
 	for _, p := range pl.pools {
 		if p.errCode != "" {
-			out = append(out, xmlFleetError{LaunchTemplateAndOverrides: p.cfg.wire(p.ovr, p.hasOverride),
+			out = append(out, ec2.FleetError{LaunchTemplateAndOverrides: p.cfg.PoolSpec(p.ovr, p.hasOverride),
 				Lifecycle: p.capType, ErrorCode: p.errCode, ErrorMessage: p.errMsg})
 		}
 	}
@@ -203,7 +205,7 @@ func (pl *fleetPlan) auditErrors() []string {
 
 // launchFleet carries out a plan: the denial, or the faults consumed, the fleet recorded
 // and its pools launched. Callers hold s.mu.
-func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*fleet, []launchedPool, *APIError) {
+func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*ec2.Fleet, []launchedPool, *APIError) {
 	c.event.Faults = append(c.event.Faults, plan.faults...)
 	if plan.denial != "" {
 		return nil, nil, s.deny(c, plan.denial)
@@ -224,9 +226,9 @@ func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*flee
 	if c.dryRun {
 		return nil, nil, errDryRun()
 	}
-	fl := &fleet{Seq: s.nextSeq(), ID: "fleet-" + s.ids.NewID(""), CreateTime: c.now, Tags: setTags(nil, req.fleetTags),
+	fl := &ec2.Fleet{Seq: s.nextSeq(), ID: "fleet-" + s.ids.NewID(""), CreateTime: c.now, Tags: ec2.SetTags(nil, req.fleetTags),
 		TotalTarget: req.total, OnDemandTarget: req.onDemand, SpotTarget: req.spot, DefaultCapType: req.defaultCapType,
-		Errors: plan.wireErrors(), ClientToken: req.clientToken}
+		Errors: plan.poolErrors(), ClientToken: req.clientToken}
 	for _, fc := range req.configs {
 		fl.Configs = append(fl.Configs, *fc)
 	}
@@ -250,7 +252,7 @@ func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*flee
 	return fl, out, nil
 }
 
-func filterTagSpecs(specs []tagSpec, allowed map[string]bool) []tagSpec {
+func filterTagSpecs(specs []ec2.TagSpec, allowed map[string]bool) []ec2.TagSpec {
 	out := specs[:0:0]
 	for _, ts := range specs {
 		if allowed[ts.ResourceType] {

@@ -1,6 +1,10 @@
 package fakeec2
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
+)
 
 // DescribeFleets, DescribeFleetInstances and DeleteFleets: following a fleet ID from the
 // evidence. The emulator's fleets are instant fleets: active until deleted, then
@@ -43,26 +47,26 @@ type describeFleetsResponse struct {
 }
 
 // fleetState is the fleet's state as of now. Callers hold s.mu.
-func (s *Server) fleetState(fl *fleet) string {
+func (s *Server) fleetState(fl *ec2.Fleet) string {
 	if fl.State == "" {
 		return "active"
 	}
 	for _, id := range fl.Instances {
-		if in := s.instances[id]; in != nil && in.State != stateTerminated {
+		if in := s.instances[id]; in != nil && in.State != ec2.StateTerminated {
 			return "deleted_terminating"
 		}
 	}
 	return "deleted"
 }
 
-var fleetAttrs = attrTable[*fleet]{
+var fleetAttrs = attrTable[*ec2.Fleet]{
 	"fleet-state": nil, // set per call
-	"type":        func(*fleet) []string { return one("instant") },
-	"activity-status": func(*fleet) []string {
+	"type":        func(*ec2.Fleet) []string { return one("instant") },
+	"activity-status": func(*ec2.Fleet) []string {
 		return nil
 	},
-	"excess-capacity-termination-policy": func(*fleet) []string { return one("termination") },
-	"replace-unhealthy-instances":        func(*fleet) []string { return one("false") },
+	"excess-capacity-termination-policy": func(*ec2.Fleet) []string { return one("termination") },
+	"replace-unhealthy-instances":        func(*ec2.Fleet) []string { return one("false") },
 }
 
 func errFleetNotFound(id string) *APIError {
@@ -70,13 +74,13 @@ func errFleetNotFound(id string) *APIError {
 }
 
 func (s *Server) describeFleets(c *call) (wireResponse, *APIError) {
-	attrs := attrTable[*fleet]{}
+	attrs := attrTable[*ec2.Fleet]{}
 	for k, f := range fleetAttrs {
 		attrs[k] = f
 	}
-	attrs["fleet-state"] = func(fl *fleet) []string { return one(s.fleetState(fl)) } // called under s.mu
-	req, err := parseDescribe(c, describeSpec[*fleet]{attrs: attrs, tags: func(fl *fleet) []Tag { return fl.Tags },
-		min: 1, max: 1000, idParam: "FleetId", seq: func(fl *fleet) uint64 { return fl.Seq }})
+	attrs["fleet-state"] = func(fl *ec2.Fleet) []string { return one(s.fleetState(fl)) } // called under s.mu
+	req, err := parseDescribe(c, describeSpec[*ec2.Fleet]{attrs: attrs, tags: func(fl *ec2.Fleet) []ec2.Tag { return fl.Tags },
+		min: 1, max: 1000, idParam: "FleetId", seq: func(fl *ec2.Fleet) uint64 { return fl.Seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +97,14 @@ func (s *Server) describeFleets(c *call) (wireResponse, *APIError) {
 	return resp, nil
 }
 
-func (s *Server) wireFleet(fl *fleet) xmlFleetData {
+func (s *Server) wireFleet(fl *ec2.Fleet) xmlFleetData {
 	x := xmlFleetData{FleetID: fl.ID, FleetState: s.fleetState(fl), ClientToken: fl.ClientToken, CreateTime: xmlTime(fl.CreateTime),
-		Type: "instant", ExcessPolicy: "termination", Tags: xmlTags(fl.Tags), Errors: fl.Errors,
+		Type: "instant", ExcessPolicy: "termination", Tags: xmlTags(fl.Tags), Errors: wireFleetErrors(fl.Errors),
 		Target: xmlFleetTarget{Total: fl.TotalTarget, OnDemand: fl.OnDemandTarget, Spot: fl.SpotTarget, Default: fl.DefaultCapType}}
 	for _, cfg := range fl.Configs {
 		lc := xmlFleetLTConfig{Spec: xmlFleetLTSpec{LaunchTemplateID: cfg.TemplateID, LaunchTemplateName: cfg.TemplateName, Version: cfg.Version}}
 		for _, o := range cfg.Overrides {
-			lc.Overrides = append(lc.Overrides, *cfg.wire(o, true).Overrides)
+			lc.Overrides = append(lc.Overrides, *wirePool(cfg.PoolSpec(o, true)).Overrides)
 		}
 		x.LaunchTemplateConfigs = append(x.LaunchTemplateConfigs, lc)
 	}
@@ -116,7 +120,7 @@ func (s *Server) wireFleet(fl *fleet) xmlFleetData {
 
 // fleetInstanceSet groups the fleet's instances that still exist by launch pool, as
 // CreateFleet reported them.
-func (s *Server) fleetInstanceSet(fl *fleet) []xmlFleetInstance {
+func (s *Server) fleetInstanceSet(fl *ec2.Fleet) []xmlFleetInstance {
 	var out []xmlFleetInstance
 	idx := map[string]int{}
 	for _, id := range fl.Instances {
@@ -137,7 +141,7 @@ func (s *Server) fleetInstanceSet(fl *fleet) []xmlFleetInstance {
 	return out
 }
 
-func (s *Server) fleetPoolWire(fl *fleet, in *instance) xmlLTAndOverrides {
+func (s *Server) fleetPoolWire(fl *ec2.Fleet, in *ec2.Instance) xmlLTAndOverrides {
 	for _, cfg := range fl.Configs {
 		if cfg.TemplateID != "" && cfg.TemplateID != in.LaunchTemplateID || cfg.TemplateName != "" && cfg.TemplateName != in.LaunchTemplateName {
 			continue
@@ -145,10 +149,10 @@ func (s *Server) fleetPoolWire(fl *fleet, in *instance) xmlLTAndOverrides {
 		for _, o := range cfg.Overrides {
 			if (o.InstanceType == "" || o.InstanceType == in.InstanceType) && (o.SubnetID == "" || o.SubnetID == in.SubnetID) &&
 				(o.AvailabilityZone == "" || o.AvailabilityZone == in.Zone) {
-				return cfg.wire(o, true)
+				return wirePool(cfg.PoolSpec(o, true))
 			}
 		}
-		return cfg.wire(fleetOverride{}, false)
+		return wirePool(cfg.PoolSpec(ec2.FleetOverride{}, false))
 	}
 	return xmlLTAndOverrides{LaunchTemplateSpecification: xmlFleetLTSpec{LaunchTemplateID: in.LaunchTemplateID}}
 }
@@ -255,19 +259,19 @@ func (s *Server) deleteFleets(c *call) (wireResponse, *APIError) {
 
 // beginTermination moves an instance to shutting-down as TerminateInstances does.
 // Callers hold s.mu.
-func (s *Server) beginTermination(c *call, in *instance) {
+func (s *Server) beginTermination(c *call, in *ec2.Instance) {
 	switch in.State {
-	case statePending, stateRunning, stateStopping, stateStopped:
+	case ec2.StatePending, ec2.StateRunning, ec2.StateStopping, ec2.StateStopped:
 	default:
 		return
 	}
-	in.State = stateShuttingDown
+	in.State = ec2.StateShuttingDown
 	in.TerminateRequestedAt = c.now
 	in.TerminatedAt = c.now.Add(s.shutdownDelay)
 	in.TransitionReason = "User initiated (" + c.now.UTC().Format("2006-01-02 15:04:05 GMT") + ")"
 	s.stopLedger(in.ID, c.now)
 	s.save(bucketInstances, in.ID, in)
 	s.scheduleDeadline(in)
-	s.noteStateChange(in, stateShuttingDown, c.now)
+	s.noteStateChange(in, ec2.StateShuttingDown, c.now)
 	c.event.Terminated = append(c.event.Terminated, in.ID)
 }

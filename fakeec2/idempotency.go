@@ -3,6 +3,8 @@ package fakeec2
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // maxIdempotencyEntries bounds the remembered ClientTokens (oldest forgotten first).
@@ -59,7 +61,7 @@ func (s *Server) loadIdempotency() error {
 	if err := loadJSON(s.persist, bucketIdempotency, func(r *idempotentRecord) { recs = append(recs, r) }); err != nil {
 		return err
 	}
-	bySeq(recs, func(r *idempotentRecord) uint64 { return r.Seq })
+	ec2.BySeq(recs, func(r *idempotentRecord) uint64 { return r.Seq })
 	for _, r := range recs {
 		s.idem[r.Key] = r
 		s.idemOrder = append(s.idemOrder, r.Key)

@@ -1,5 +1,7 @@
 package fakeec2
 
+import "github.com/karplab/karplab/fakeec2/ec2"
+
 type xmlEbsBlockDevice struct {
 	SnapshotID          string `xml:"snapshotId,omitempty"`
 	VolumeSize          int32  `xml:"volumeSize,omitempty"`
@@ -49,31 +51,31 @@ type describeImagesResponse struct {
 	NextToken string     `xml:"nextToken,omitempty"`
 }
 
-var imageAttrs = attrTable[*image]{
-	"image-id":            func(i *image) []string { return one(i.ID) },
-	"name":                func(i *image) []string { return one(i.Name) },
-	"description":         func(i *image) []string { return one(i.Description) },
-	"architecture":        func(i *image) []string { return one(i.Architecture) },
-	"owner-id":            func(i *image) []string { return one(i.OwnerID) },
-	"owner-alias":         func(i *image) []string { return one(i.OwnerAlias) },
-	"state":               func(i *image) []string { return one("available") },
-	"is-public":           func(i *image) []string { return one("true") },
-	"image-type":          func(i *image) []string { return one("machine") },
-	"virtualization-type": func(i *image) []string { return one("hvm") },
-	"root-device-type":    func(i *image) []string { return one("ebs") },
-	"root-device-name":    func(i *image) []string { return one(i.RootDeviceName) },
-	"hypervisor":          func(i *image) []string { return one("xen") },
-	"platform-details":    func(i *image) []string { return one("Linux/UNIX") },
-	"creation-date":       func(i *image) []string { return one(xmlTime(i.CreationDate)) },
-	"ena-support":         func(i *image) []string { return one("true") },
-	"block-device-mapping.device-name": func(i *image) []string {
+var imageAttrs = attrTable[*ec2.Image]{
+	"image-id":            func(i *ec2.Image) []string { return one(i.ID) },
+	"name":                func(i *ec2.Image) []string { return one(i.Name) },
+	"description":         func(i *ec2.Image) []string { return one(i.Description) },
+	"architecture":        func(i *ec2.Image) []string { return one(i.Architecture) },
+	"owner-id":            func(i *ec2.Image) []string { return one(i.OwnerID) },
+	"owner-alias":         func(i *ec2.Image) []string { return one(i.OwnerAlias) },
+	"state":               func(i *ec2.Image) []string { return one("available") },
+	"is-public":           func(i *ec2.Image) []string { return one("true") },
+	"image-type":          func(i *ec2.Image) []string { return one("machine") },
+	"virtualization-type": func(i *ec2.Image) []string { return one("hvm") },
+	"root-device-type":    func(i *ec2.Image) []string { return one("ebs") },
+	"root-device-name":    func(i *ec2.Image) []string { return one(i.RootDeviceName) },
+	"hypervisor":          func(i *ec2.Image) []string { return one("xen") },
+	"platform-details":    func(i *ec2.Image) []string { return one("Linux/UNIX") },
+	"creation-date":       func(i *ec2.Image) []string { return one(xmlTime(i.CreationDate)) },
+	"ena-support":         func(i *ec2.Image) []string { return one("true") },
+	"block-device-mapping.device-name": func(i *ec2.Image) []string {
 		return one(i.RootDeviceName)
 	},
 }
 
 func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
 	owners := c.q.strs("Owner")
-	ownerOK := func(im *image) bool {
+	ownerOK := func(im *ec2.Image) bool {
 		if len(owners) == 0 {
 			return true
 		}
@@ -84,8 +86,8 @@ func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
 		}
 		return false
 	}
-	req, err := parseDescribe(c, describeSpec[*image]{attrs: imageAttrs, tags: func(i *image) []Tag { return i.Tags },
-		min: 5, max: 1000, idParam: "ImageId", keep: ownerOK, seq: func(i *image) uint64 { return i.Seq }})
+	req, err := parseDescribe(c, describeSpec[*ec2.Image]{attrs: imageAttrs, tags: func(i *ec2.Image) []ec2.Tag { return i.Tags },
+		min: 5, max: 1000, idParam: "ImageId", keep: ownerOK, seq: func(i *ec2.Image) uint64 { return i.Seq }})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // resolvedDevice is one EBS volume an instance will get.
@@ -26,16 +28,16 @@ type resolvedDevice struct {
 type launchSpec struct {
 	caller                                    string
 	count                                     int
-	image                                     *image
+	image                                     *ec2.Image
 	instanceType                              string
-	subnet                                    *subnet
+	subnet                                    *ec2.Subnet
 	groups                                    []string
 	devices                                   []resolvedDevice
-	metadata                                  metadataOptions
+	metadata                                  ec2.MetadataOptions
 	iamArn, iamID                             string
 	userData, keyName                         string
 	capacityType                              string
-	tags                                      map[string][]Tag // by resource type
+	tags                                      map[string][]ec2.Tag // by resource type
 	templateID, templateName, templateVersion string
 	fleetID, clientToken                      string
 	noTerminate, noStop                       bool // termination and stop protection
@@ -46,7 +48,7 @@ var launchTagTypes = map[string]bool{"instance": true, "volume": true, "network-
 
 // specTags reads a request's TagSpecification list: its tags by resource type, each type
 // one of allowed and no key one of EC2's own (aws:).
-func (q *query) specTags(allowed map[string]bool) (map[string][]Tag, *APIError) {
+func (q *query) specTags(allowed map[string]bool) (map[string][]ec2.Tag, *APIError) {
 	specs, err := q.tagSpecs("TagSpecification")
 	if err != nil {
 		return nil, err
@@ -54,8 +56,8 @@ func (q *query) specTags(allowed map[string]bool) (map[string][]Tag, *APIError) 
 	return tagsByType(specs, allowed)
 }
 
-func tagsByType(specs []tagSpec, allowed map[string]bool) (map[string][]Tag, *APIError) {
-	out := map[string][]Tag{}
+func tagsByType(specs []ec2.TagSpec, allowed map[string]bool) (map[string][]ec2.Tag, *APIError) {
+	out := map[string][]ec2.Tag{}
 	for _, ts := range specs {
 		if !allowed[ts.ResourceType] {
 			return nil, errInvalidValue("'%s' is not a valid taggable resource type for this operation.", ts.ResourceType)
@@ -65,14 +67,14 @@ func tagsByType(specs []tagSpec, allowed map[string]bool) (map[string][]Tag, *AP
 				return nil, errReservedTag()
 			}
 		}
-		out[ts.ResourceType] = setTags(out[ts.ResourceType], ts.Tags)
+		out[ts.ResourceType] = ec2.SetTags(out[ts.ResourceType], ts.Tags)
 	}
 	return out, nil
 }
 
 // resolveLaunch validates a launch and fills in defaults as EC2 does. subnetID and zone
 // come from the request, an override or the template. It changes nothing. Callers hold s.mu.
-func (s *Server) resolveLaunch(caller string, d launchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *APIError) {
+func (s *Server) resolveLaunch(caller string, d ec2.LaunchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *APIError) {
 	spec := &launchSpec{caller: caller, count: count, userData: d.UserData, keyName: d.KeyName,
 		noTerminate: d.DisableAPITerm != nil && *d.DisableAPITerm, noStop: d.DisableAPIStop != nil && *d.DisableAPIStop}
 	var err *APIError
@@ -101,7 +103,7 @@ func (s *Server) resolveLaunch(caller string, d launchData, subnetID string, cou
 }
 
 // resolveImageType checks the image, the instance type and that their architectures match.
-func (s *Server) resolveImageType(d launchData) (*image, string, *APIError) {
+func (s *Server) resolveImageType(d ec2.LaunchData) (*ec2.Image, string, *APIError) {
 	if d.ImageID == "" {
 		return nil, "", errMissing("ImageId")
 	}
@@ -124,7 +126,7 @@ func (s *Server) resolveImageType(d launchData) (*image, string, *APIError) {
 
 // resolvePlacement picks the subnet: the request's or the first network interface's, else
 // the zone's default; it must have count free addresses.
-func (s *Server) resolvePlacement(d launchData, subnetID string, count int) (*subnet, *APIError) {
+func (s *Server) resolvePlacement(d ec2.LaunchData, subnetID string, count int) (*ec2.Subnet, *APIError) {
 	if subnetID == "" && len(d.NetworkInterfaces) > 0 {
 		subnetID = d.NetworkInterfaces[0].SubnetID
 	}
@@ -133,7 +135,7 @@ func (s *Server) resolvePlacement(d launchData, subnetID string, count int) (*su
 			return nil, errInvalidValue("Invalid availability zone: [%s]", d.Zone)
 		}
 	}
-	var sn *subnet
+	var sn *ec2.Subnet
 	if subnetID != "" {
 		if sn = s.subnets[subnetID]; sn == nil {
 			return nil, badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", subnetID)
@@ -152,13 +154,13 @@ func (s *Server) resolvePlacement(d launchData, subnetID string, count int) (*su
 
 // resolveGroups resolves the security groups (by ID, from the first network interface, or
 // by name in the subnet's VPC), defaulting to the VPC's default group.
-func (s *Server) resolveGroups(d launchData, sn *subnet) ([]string, *APIError) {
+func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *APIError) {
 	groups := d.SecurityGroupIDs
 	if len(groups) == 0 && len(d.NetworkInterfaces) > 0 {
 		groups = d.NetworkInterfaces[0].Groups
 	}
 	for _, name := range d.SecurityGroups {
-		var found *securityGroup
+		var found *ec2.SecurityGroup
 		for _, g := range s.groups {
 			if g.Name == name && g.VpcID == sn.VpcID {
 				found = g
@@ -188,8 +190,8 @@ func (s *Server) resolveGroups(d launchData, sn *subnet) ([]string, *APIError) {
 
 // resolveMetadata lays the requested metadata options over the defaults: AL2023 AMIs
 // declare ImdsSupport v2.0, so EC2 defaults their instances to IMDSv2 with a hop limit of 2.
-func resolveMetadata(m *metadataOptions) metadataOptions {
-	md := metadataOptions{HTTPEndpoint: "enabled", HTTPTokens: "required", HTTPProtocolIPv6: "disabled",
+func resolveMetadata(m *ec2.MetadataOptions) ec2.MetadataOptions {
+	md := ec2.MetadataOptions{HTTPEndpoint: "enabled", HTTPTokens: "required", HTTPProtocolIPv6: "disabled",
 		HTTPPutResponseHopLimit: 2, InstanceMetadataTags: "disabled"}
 	if m == nil {
 		return md
@@ -213,7 +215,7 @@ func resolveMetadata(m *metadataOptions) metadataOptions {
 }
 
 // resolveProfile gives the instance profile's ARN (from its name if need be) and a stable ID.
-func (s *Server) resolveProfile(d launchData) (arn, id string) {
+func (s *Server) resolveProfile(d ec2.LaunchData) (arn, id string) {
 	switch {
 	case d.IAMProfileArn != "":
 		arn = d.IAMProfileArn
@@ -229,7 +231,7 @@ func (s *Server) resolveProfile(d launchData) (arn, id string) {
 }
 
 // resolveDevices lays requested block device mappings over the image's root device.
-func resolveDevices(im *image, req []blockDeviceSpec) ([]resolvedDevice, *APIError) {
+func resolveDevices(im *ec2.Image, req []ec2.BlockDeviceSpec) ([]resolvedDevice, *APIError) {
 	devs := []resolvedDevice{{Device: im.RootDeviceName, SizeGiB: im.RootSizeGiB, Type: "gp3",
 		DeleteOnTermination: true, SnapshotID: im.RootSnapshotID}}
 	for _, bd := range req {
@@ -319,14 +321,14 @@ func (spec *launchSpec) policyCheck() launchCheck {
 
 // createInstances launches spec.count instances in one reservation, each with its primary
 // ENI, its volumes and their ledger entries. Callers hold s.mu and have validated spec.
-func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
+func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instance {
 	resID := s.newID("r")
 	zoneID, _ := s.zoneID(spec.subnet.Zone)
 	price := s.price(spec.instanceType, spec.subnet.Zone, spec.capacityType)
 	instSys, volSys := launchSystemTags(spec)
-	var out []*instance
+	var out []*ec2.Instance
 	for i := 0; i < spec.count; i++ {
-		in := &instance{
+		in := &ec2.Instance{
 			Seq: s.nextSeq(), ID: s.newID("i"), ReservationID: resID, OwnerID: s.account, Caller: spec.caller,
 			ImageID: spec.image.ID, InstanceType: spec.instanceType, Architecture: spec.image.Architecture,
 			Zone: spec.subnet.Zone, ZoneID: zoneID, SubnetID: spec.subnet.ID, VpcID: spec.subnet.VpcID,
@@ -334,7 +336,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 			IAMProfileArn: spec.iamArn, IAMProfileID: spec.iamID, Metadata: spec.metadata, UserData: spec.userData,
 			CapacityType: spec.capacityType, LaunchTemplateID: spec.templateID, LaunchTemplateName: spec.templateName,
 			LaunchTemplateVersion: spec.templateVersion, FleetID: spec.fleetID, ClientToken: spec.clientToken,
-			LaunchIndex: i, Tags: setTags(spec.tags["instance"], instSys), State: statePending,
+			LaunchIndex: i, Tags: ec2.SetTags(spec.tags["instance"], instSys), State: ec2.StatePending,
 			LaunchTime: now, RunningAt: now.Add(s.bootDelay), PricePerHour: price,
 			DisableAPITermination: spec.noTerminate, DisableAPIStop: spec.noStop,
 		}
@@ -343,11 +345,11 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 		}
 		ip, _ := s.allocIP(spec.subnet) // capacity was checked while resolving
 		in.PrivateIP, in.PrivateDNS = ip, s.privateDNS(ip)
-		eni := &networkInterface{
+		eni := &ec2.NetworkInterface{
 			Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: spec.subnet.ID, VpcID: spec.subnet.VpcID,
 			Zone: spec.subnet.Zone, ZoneID: zoneID, PrivateIP: ip, PrivateDNS: in.PrivateDNS, Groups: spec.groups,
 			Status: "in-use", InstanceID: in.ID, DeviceIndex: 0, DeleteOnTermination: true, AttachTime: now,
-			InterfaceType: "interface", Tags: setTags(nil, spec.tags["network-interface"]),
+			InterfaceType: "interface", Tags: ec2.SetTags(nil, spec.tags["network-interface"]),
 		}
 		eni.MAC = macFor(eni.ID)
 		eni.AttachmentID = "eni-attach-" + strings.TrimPrefix(s.newID("eni"), "eni-")
@@ -355,20 +357,20 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 		s.save(bucketENIs, eni.ID, eni)
 		in.ENIID = eni.ID
 		for _, d := range spec.devices {
-			v := &volume{
+			v := &ec2.Volume{
 				Seq: s.nextSeq(), ID: s.newID("vol"), Zone: spec.subnet.Zone, ZoneID: zoneID, Type: d.Type,
 				SizeGiB: d.SizeGiB, Iops: d.Iops, Throughput: d.Throughput, Encrypted: d.Encrypted, KMSKeyID: d.KMSKeyID,
 				SnapshotID: d.SnapshotID, State: "in-use", CreateTime: now, InstanceID: in.ID, Device: d.Device,
-				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now, Tags: setTags(spec.tags["volume"], volSys),
+				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now, Tags: ec2.SetTags(spec.tags["volume"], volSys),
 			}
 			s.volumes[v.ID] = v
 			s.save(bucketVolumes, v.ID, v)
-			in.Volumes = append(in.Volumes, attachedVolume{DeviceName: d.Device, VolumeID: v.ID,
+			in.Volumes = append(in.Volumes, ec2.AttachedVolume{DeviceName: d.Device, VolumeID: v.ID,
 				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now})
 			encrypted := v.Encrypted
 			s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
 				Encrypted: &encrypted, Zone: v.Zone, InstanceID: in.ID, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: now,
-				Tags: tagsMap(v.Tags), Caller: spec.caller})
+				Tags: ec2.TagsMap(v.Tags), Caller: spec.caller})
 		}
 		s.instances[in.ID] = in
 		s.instTags.add(in.ID, in.Tags)
@@ -376,7 +378,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*instance {
 		s.scheduleDeadline(in)
 		s.startLedger(&LedgerEntry{ResourceID: in.ID, ResourceType: "instance", Type: in.InstanceType,
 			CapacityType: in.CapacityType, Zone: in.Zone, PricePerHour: price, Started: in.RunningAt,
-			Tags: tagsMap(in.Tags), Caller: spec.caller})
+			Tags: ec2.TagsMap(in.Tags), Caller: spec.caller})
 		out = append(out, in)
 	}
 	if s.bootDelay == 0 {
@@ -414,8 +416,8 @@ func (s *Server) runInstances(c *call) (wireResponse, *APIError) {
 	}
 	resp := &runInstancesResponse{}
 	aerr := s.mutate(c, func() *APIError {
-		var lt *launchTemplate
-		var ver *launchTemplateVersion
+		var lt *ec2.LaunchTemplate
+		var ver *ec2.LaunchTemplateVersion
 		if lq := c.q.get("LaunchTemplate"); lq != nil {
 			var e *APIError
 			if lt, e = s.findTemplate(lq.str("LaunchTemplateId"), lq.str("LaunchTemplateName")); e != nil {
@@ -442,7 +444,7 @@ func (s *Server) runInstances(c *call) (wireResponse, *APIError) {
 }
 
 // resolveAndCheck resolves a RunInstances launch and applies policy and capacity faults.
-func (s *Server) resolveAndCheck(c *call, data launchData, subnetID string, count int) (*launchSpec, *APIError) {
+func (s *Server) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, count int) (*launchSpec, *APIError) {
 	spec, e := s.resolveLaunch(c.caller, data, subnetID, count, launchTagTypes)
 	if e != nil {
 		return nil, e
@@ -519,7 +521,7 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(instanceRefusals, "TerminateInstances", s.instances[id]); e != nil {
+			if e := refuse(ec2.InstanceRefusals, "TerminateInstances", s.instances[id]); e != nil {
 				return e
 			}
 		}
@@ -531,8 +533,8 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 			prev := in.State
 			cur := prev
 			switch prev {
-			case statePending, stateRunning, stateStopping, stateStopped:
-				cur = stateShuttingDown
+			case ec2.StatePending, ec2.StateRunning, ec2.StateStopping, ec2.StateStopped:
+				cur = ec2.StateShuttingDown
 				if f := s.leakFault(id); f != nil {
 					// The leak: EC2 says it is shutting down, but nothing happens.
 					c.event.Faults = append(c.event.Faults, f.ID+":"+id)
@@ -540,14 +542,14 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 					s.saveMeta()
 					break
 				}
-				in.State = stateShuttingDown
+				in.State = ec2.StateShuttingDown
 				in.TerminateRequestedAt = c.now
 				in.TerminatedAt = c.now.Add(s.shutdownDelay)
 				in.TransitionReason = fmt.Sprintf("User initiated (%s)", c.now.UTC().Format("2006-01-02 15:04:05 GMT"))
 				s.stopLedger(in.ID, c.now)
 				s.save(bucketInstances, in.ID, in)
 				s.scheduleDeadline(in)
-				s.noteStateChange(in, stateShuttingDown, c.now)
+				s.noteStateChange(in, ec2.StateShuttingDown, c.now)
 			}
 			c.event.Terminated = append(c.event.Terminated, id)
 			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(cur), PreviousState: state(prev)})

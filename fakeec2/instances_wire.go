@@ -1,5 +1,7 @@
 package fakeec2
 
+import "github.com/karplab/karplab/fakeec2/ec2"
+
 // The wire form of instances: the XML shapes EC2 answers the instance actions with
 // (RunInstances, Terminate-, Stop- and StartInstances, DescribeInstances,
 // DescribeInstanceStatus, DescribeInstanceAttribute), wireInstance and its helpers that
@@ -36,7 +38,7 @@ type terminateInstancesResponse struct {
 	Instances []xmlStateChange `xml:"instancesSet>item"`
 }
 
-func state(name string) xmlState { return xmlState{Code: stateCodes[name], Name: name} }
+func state(name string) xmlState { return xmlState{Code: ec2.StateCodes[name], Name: name} }
 
 // --- DescribeInstances ---
 
@@ -177,7 +179,7 @@ type xmlValueState struct {
 }
 
 // wireInstance renders an instance as DescribeInstances does. Callers hold s.mu.
-func (s *Server) wireInstance(in *instance) xmlInstance {
+func (s *Server) wireInstance(in *ec2.Instance) xmlInstance {
 	x := xmlInstance{
 		InstanceID: in.ID, ImageID: in.ImageID, InstanceState: state(in.State), PrivateDNSName: in.PrivateDNS,
 		Reason: in.TransitionReason, KeyName: in.KeyName, AmiLaunchIndex: in.LaunchIndex, InstanceType: in.InstanceType,
@@ -211,7 +213,7 @@ func (s *Server) wireInstance(in *instance) xmlInstance {
 	}
 	md := in.Metadata
 	mdState := "applied"
-	if in.State == statePending || s.clock.Now().Before(in.MetadataAppliedAt) {
+	if in.State == ec2.StatePending || s.clock.Now().Before(in.MetadataAppliedAt) {
 		mdState = "pending"
 	}
 	x.MetadataOptions = xmlMetadataOptions{State: mdState, HTTPTokens: md.HTTPTokens, HTTPPutResponseHopLimit: md.HTTPPutResponseHopLimit,
@@ -219,13 +221,13 @@ func (s *Server) wireInstance(in *instance) xmlInstance {
 	if in.IAMProfileArn != "" {
 		x.IAMInstanceProfile = &xmlIAMProfile{Arn: in.IAMProfileArn, ID: in.IAMProfileID}
 	}
-	if in.State == stateTerminated {
-		x.StateReason = &xmlStateReason{Code: in.stateReasonCode(), Message: in.StateReason}
+	if in.State == ec2.StateTerminated {
+		x.StateReason = &xmlStateReason{Code: in.ReasonCode(), Message: in.StateReason}
 		x.PrivateIPAddress, x.SubnetID, x.VpcID, x.SourceDestCheck = "", "", "", ""
 		return x
 	}
-	if in.State == stateShuttingDown {
-		x.StateReason = &xmlStateReason{Code: in.stateReasonCode(), Message: in.shuttingDownReason()}
+	if in.State == ec2.StateShuttingDown {
+		x.StateReason = &xmlStateReason{Code: in.ReasonCode(), Message: in.ShuttingDownReason()}
 	}
 	for _, av := range in.Volumes {
 		if s.volumes[av.VolumeID] == nil {
@@ -243,7 +245,7 @@ func (s *Server) wireInstance(in *instance) xmlInstance {
 			x.NetworkInterfaces = append(x.NetworkInterfaces, s.wireInstanceENI(n))
 		}
 	}
-	if in.State == stateStopping || in.State == stateStopped {
+	if in.State == ec2.StateStopping || in.State == ec2.StateStopped {
 		x.StateReason = &xmlStateReason{Code: "Client.UserInitiatedShutdown", Message: in.StateReason}
 	}
 	return x
@@ -262,55 +264,55 @@ type describeInstancesResponse struct {
 	NextToken    string           `xml:"nextToken,omitempty"`
 }
 
-var instanceAttrs = attrTable[*instance]{
-	"instance-id":         func(in *instance) []string { return one(in.ID) },
-	"instance-type":       func(in *instance) []string { return one(in.InstanceType) },
-	"instance-state-name": func(in *instance) []string { return one(in.State) },
-	"instance-state-code": func(in *instance) []string { return []string{itoa(stateCodes[in.State])} },
-	"availability-zone":   func(in *instance) []string { return one(in.Zone) },
-	"availability-zone-id": func(in *instance) []string {
+var instanceAttrs = attrTable[*ec2.Instance]{
+	"instance-id":         func(in *ec2.Instance) []string { return one(in.ID) },
+	"instance-type":       func(in *ec2.Instance) []string { return one(in.InstanceType) },
+	"instance-state-name": func(in *ec2.Instance) []string { return one(in.State) },
+	"instance-state-code": func(in *ec2.Instance) []string { return []string{itoa(ec2.StateCodes[in.State])} },
+	"availability-zone":   func(in *ec2.Instance) []string { return one(in.Zone) },
+	"availability-zone-id": func(in *ec2.Instance) []string {
 		return one(in.ZoneID)
 	},
-	"subnet-id":          func(in *instance) []string { return one(in.SubnetID) },
-	"vpc-id":             func(in *instance) []string { return one(in.VpcID) },
-	"image-id":           func(in *instance) []string { return one(in.ImageID) },
-	"architecture":       func(in *instance) []string { return one(in.Architecture) },
-	"private-ip-address": func(in *instance) []string { return one(in.PrivateIP) },
-	"private-dns-name":   func(in *instance) []string { return one(in.PrivateDNS) },
-	"reservation-id":     func(in *instance) []string { return one(in.ReservationID) },
-	"owner-id":           func(in *instance) []string { return one(in.OwnerID) },
-	"key-name":           func(in *instance) []string { return one(in.KeyName) },
-	"client-token":       func(in *instance) []string { return one(in.ClientToken) },
-	"launch-time":        func(in *instance) []string { return one(xmlTime(in.LaunchTime)) },
-	"instance-lifecycle": func(in *instance) []string {
+	"subnet-id":          func(in *ec2.Instance) []string { return one(in.SubnetID) },
+	"vpc-id":             func(in *ec2.Instance) []string { return one(in.VpcID) },
+	"image-id":           func(in *ec2.Instance) []string { return one(in.ImageID) },
+	"architecture":       func(in *ec2.Instance) []string { return one(in.Architecture) },
+	"private-ip-address": func(in *ec2.Instance) []string { return one(in.PrivateIP) },
+	"private-dns-name":   func(in *ec2.Instance) []string { return one(in.PrivateDNS) },
+	"reservation-id":     func(in *ec2.Instance) []string { return one(in.ReservationID) },
+	"owner-id":           func(in *ec2.Instance) []string { return one(in.OwnerID) },
+	"key-name":           func(in *ec2.Instance) []string { return one(in.KeyName) },
+	"client-token":       func(in *ec2.Instance) []string { return one(in.ClientToken) },
+	"launch-time":        func(in *ec2.Instance) []string { return one(xmlTime(in.LaunchTime)) },
+	"instance-lifecycle": func(in *ec2.Instance) []string {
 		if in.CapacityType == "spot" {
 			return one("spot")
 		}
 		return nil
 	},
-	"spot-instance-request-id": func(in *instance) []string { return one(in.SpotRequestID) },
-	"iam-instance-profile.arn": func(in *instance) []string { return one(in.IAMProfileArn) },
-	"network-interface.network-interface-id": func(in *instance) []string {
+	"spot-instance-request-id": func(in *ec2.Instance) []string { return one(in.SpotRequestID) },
+	"iam-instance-profile.arn": func(in *ec2.Instance) []string { return one(in.IAMProfileArn) },
+	"network-interface.network-interface-id": func(in *ec2.Instance) []string {
 		return one(in.ENIID)
 	},
-	"block-device-mapping.volume-id": func(in *instance) []string {
+	"block-device-mapping.volume-id": func(in *ec2.Instance) []string {
 		var out []string
 		for _, v := range in.Volumes {
 			out = append(out, v.VolumeID)
 		}
 		return out
 	},
-	"instance.group-id":              func(in *instance) []string { return in.SecurityGroups },
-	"group-id":                       func(in *instance) []string { return in.SecurityGroups },
-	"metadata-options.http-tokens":   func(in *instance) []string { return one(in.Metadata.HTTPTokens) },
-	"metadata-options.http-endpoint": func(in *instance) []string { return one(in.Metadata.HTTPEndpoint) },
-	"root-device-type":               func(in *instance) []string { return one("ebs") },
-	"root-device-name":               func(in *instance) []string { return one(in.RootDeviceName) },
-	"hypervisor":                     func(in *instance) []string { return one("xen") },
-	"virtualization-type":            func(in *instance) []string { return one("hvm") },
-	"tenancy":                        func(in *instance) []string { return one("default") },
-	"placement-group-name":           func(in *instance) []string { return nil },
-	"platform-details":               func(in *instance) []string { return one("Linux/UNIX") },
+	"instance.group-id":              func(in *ec2.Instance) []string { return in.SecurityGroups },
+	"group-id":                       func(in *ec2.Instance) []string { return in.SecurityGroups },
+	"metadata-options.http-tokens":   func(in *ec2.Instance) []string { return one(in.Metadata.HTTPTokens) },
+	"metadata-options.http-endpoint": func(in *ec2.Instance) []string { return one(in.Metadata.HTTPEndpoint) },
+	"root-device-type":               func(in *ec2.Instance) []string { return one("ebs") },
+	"root-device-name":               func(in *ec2.Instance) []string { return one(in.RootDeviceName) },
+	"hypervisor":                     func(in *ec2.Instance) []string { return one("xen") },
+	"virtualization-type":            func(in *ec2.Instance) []string { return one("hvm") },
+	"tenancy":                        func(in *ec2.Instance) []string { return one("default") },
+	"placement-group-name":           func(in *ec2.Instance) []string { return nil },
+	"platform-details":               func(in *ec2.Instance) []string { return one("Linux/UNIX") },
 }
 
 // describeInstances keeps its own shape: it answers reservations, and narrows by the tag
@@ -320,7 +322,7 @@ func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	pred, err := compileFilters(fs, instanceAttrs, func(in *instance) []Tag { return in.Tags })
+	pred, err := compileFilters(fs, instanceAttrs, func(in *ec2.Instance) []ec2.Tag { return in.Tags })
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +336,7 @@ func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var items []*instance
+	var items []*ec2.Instance
 	if len(ids) > 0 {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return nil, e
@@ -357,10 +359,10 @@ func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 			}
 		}
 	}
-	seq := func(in *instance) uint64 { return in.Seq }
-	bySeq(items, seq)
+	seq := func(in *ec2.Instance) uint64 { return in.Seq }
+	ec2.BySeq(items, seq)
 	resp := &describeInstancesResponse{}
-	var page []*instance
+	var page []*ec2.Instance
 	page, resp.NextToken = paginate(items, seq, p)
 	idx := map[string]int{}
 	for _, in := range page {
@@ -402,26 +404,26 @@ type describeInstanceStatusResponse struct {
 	NextToken string              `xml:"nextToken,omitempty"`
 }
 
-func statusOf(in *instance) string {
+func statusOf(in *ec2.Instance) string {
 	switch in.State {
-	case stateRunning:
+	case ec2.StateRunning:
 		return "ok"
-	case statePending:
+	case ec2.StatePending:
 		return "initializing"
 	}
 	return "not-applicable"
 }
 
-var instanceStatusAttrs = attrTable[*instance]{
-	"availability-zone":      func(in *instance) []string { return one(in.Zone) },
-	"instance-state-name":    func(in *instance) []string { return one(in.State) },
-	"instance-state-code":    func(in *instance) []string { return []string{itoa(stateCodes[in.State])} },
-	"instance-status.status": func(in *instance) []string { return one(statusOf(in)) },
-	"system-status.status":   func(in *instance) []string { return one(statusOf(in)) },
-	"instance-status.reachability": func(in *instance) []string {
+var instanceStatusAttrs = attrTable[*ec2.Instance]{
+	"availability-zone":      func(in *ec2.Instance) []string { return one(in.Zone) },
+	"instance-state-name":    func(in *ec2.Instance) []string { return one(in.State) },
+	"instance-state-code":    func(in *ec2.Instance) []string { return []string{itoa(ec2.StateCodes[in.State])} },
+	"instance-status.status": func(in *ec2.Instance) []string { return one(statusOf(in)) },
+	"system-status.status":   func(in *ec2.Instance) []string { return one(statusOf(in)) },
+	"instance-status.reachability": func(in *ec2.Instance) []string {
 		return one(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
 	},
-	"system-status.reachability": func(in *instance) []string {
+	"system-status.reachability": func(in *ec2.Instance) []string {
 		return one(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
 	},
 	// The lab schedules no events, so every event filter matches nothing.
@@ -431,26 +433,26 @@ var instanceStatusAttrs = attrTable[*instance]{
 	"event.not-after":            noValues,
 	"event.not-before":           noValues,
 	"event.not-before-deadline":  noValues,
-	"operator.managed":           func(*instance) []string { return one("false") },
+	"operator.managed":           func(*ec2.Instance) []string { return one("false") },
 	"operator.principal":         noValues,
-	"attached-ebs-status.status": func(in *instance) []string { return one(statusOf(in)) },
-	"attached-ebs-status.reachability": func(in *instance) []string {
+	"attached-ebs-status.status": func(in *ec2.Instance) []string { return one(statusOf(in)) },
+	"attached-ebs-status.reachability": func(in *ec2.Instance) []string {
 		return one(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
 	},
 }
 
-func noValues(*instance) []string { return nil }
+func noValues(*ec2.Instance) []string { return nil }
 
 func (s *Server) describeInstanceStatus(c *call) (wireResponse, *APIError) {
 	var all bool
-	req, err := parseDescribe(c, describeSpec[*instance]{attrs: instanceStatusAttrs, min: 5, max: 1000,
+	req, err := parseDescribe(c, describeSpec[*ec2.Instance]{attrs: instanceStatusAttrs, min: 5, max: 1000,
 		params: func(q *query) (e *APIError) {
 			all, _, e = q.boolean("IncludeAllInstances")
 			return e
 		},
 		idParam: "InstanceId", withMax: setWithMax("instancesSet"), checkIDs: s.checkInstanceIDs, dedupe: true,
-		keep: func(in *instance) bool { return all || in.State == stateRunning },
-		seq:  func(in *instance) uint64 { return in.Seq }})
+		keep: func(in *ec2.Instance) bool { return all || in.State == ec2.StateRunning },
+		seq:  func(in *ec2.Instance) uint64 { return in.Seq }})
 	if err != nil {
 		return nil, err
 	}

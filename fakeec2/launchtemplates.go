@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 var (
@@ -13,8 +15,8 @@ var (
 
 // parseLaunchData decodes the launch fields shared by RunInstances (at the top level) and
 // CreateLaunchTemplate (under LaunchTemplateData). prefix names the structure in errors.
-func parseLaunchData(q *query, prefix string) (launchData, *APIError) {
-	var d launchData
+func parseLaunchData(q *query, prefix string) (ec2.LaunchData, *APIError) {
+	var d ec2.LaunchData
 	if q == nil {
 		return d, nil
 	}
@@ -55,7 +57,7 @@ func parseLaunchData(q *query, prefix string) (launchData, *APIError) {
 		d.BlockDevices = append(d.BlockDevices, bd)
 	}
 	if mo := q.get("MetadataOptions"); mo != nil {
-		m := &metadataOptions{
+		m := &ec2.MetadataOptions{
 			HTTPEndpoint: mo.str("HttpEndpoint"), HTTPTokens: mo.str("HttpTokens"),
 			HTTPProtocolIPv6: mo.str("HttpProtocolIpv6"), InstanceMetadataTags: mo.str("InstanceMetadataTags"),
 		}
@@ -83,7 +85,7 @@ func parseLaunchData(q *query, prefix string) (launchData, *APIError) {
 	}
 	d.TagSpecs = specs
 	for _, n := range q.list("NetworkInterface") {
-		ni := networkInterfaceSpec{SubnetID: n.str("SubnetId"), Groups: n.strs("SecurityGroupId"),
+		ni := ec2.NetworkInterfaceSpec{SubnetID: n.str("SubnetId"), Groups: n.strs("SecurityGroupId"),
 			Description: n.str("Description"), InterfaceType: n.str("InterfaceType")}
 		if v, ok, err := n.integer("DeviceIndex"); err != nil {
 			return d, err
@@ -106,8 +108,8 @@ func parseLaunchData(q *query, prefix string) (launchData, *APIError) {
 	return d, nil
 }
 
-func parseBlockDevice(m *query, name string) (blockDeviceSpec, *APIError) {
-	bd := blockDeviceSpec{DeviceName: m.str("DeviceName")}
+func parseBlockDevice(m *query, name string) (ec2.BlockDeviceSpec, *APIError) {
+	bd := ec2.BlockDeviceSpec{DeviceName: m.str("DeviceName")}
 	if bd.DeviceName == "" {
 		return bd, errMissing(name + ".DeviceName")
 	}
@@ -119,7 +121,7 @@ func parseBlockDevice(m *query, name string) (blockDeviceSpec, *APIError) {
 	if e == nil {
 		return bd, nil
 	}
-	spec := &ebsSpec{VolumeType: e.str("VolumeType"), KMSKeyID: e.str("KmsKeyId"), SnapshotID: e.str("SnapshotId")}
+	spec := &ec2.EBSSpec{VolumeType: e.str("VolumeType"), KMSKeyID: e.str("KmsKeyId"), SnapshotID: e.str("SnapshotId")}
 	if spec.VolumeType != "" && !validVolumeTypes[spec.VolumeType] {
 		return bd, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", spec.VolumeType)
 	}
@@ -154,7 +156,7 @@ func parseBlockDevice(m *query, name string) (blockDeviceSpec, *APIError) {
 }
 
 // mergeLaunchData lays a request's fields over a template's (the request wins field by field).
-func mergeLaunchData(base, over launchData) launchData {
+func mergeLaunchData(base, over ec2.LaunchData) ec2.LaunchData {
 	out := base
 	str := func(dst *string, v string) {
 		if v != "" {
@@ -183,7 +185,7 @@ func mergeLaunchData(base, over launchData) launchData {
 	if len(over.NetworkInterfaces) > 0 {
 		out.NetworkInterfaces = over.NetworkInterfaces
 	}
-	out.TagSpecs = append(append([]tagSpec(nil), base.TagSpecs...), over.TagSpecs...)
+	out.TagSpecs = append(append([]ec2.TagSpec(nil), base.TagSpecs...), over.TagSpecs...)
 	if over.Monitoring != nil {
 		out.Monitoring = over.Monitoring
 	}
@@ -196,7 +198,7 @@ func mergeLaunchData(base, over launchData) launchData {
 }
 
 // findTemplate resolves a template by ID or name. Callers hold s.mu.
-func (s *Server) findTemplate(id, name string) (*launchTemplate, *APIError) {
+func (s *Server) findTemplate(id, name string) (*ec2.LaunchTemplate, *APIError) {
 	switch {
 	case id != "":
 		if !validID(id, "lt") {
@@ -218,13 +220,13 @@ func (s *Server) findTemplate(id, name string) (*launchTemplate, *APIError) {
 }
 
 // templateVersion resolves "", "$Default", "$Latest" or a number.
-func templateVersion(lt *launchTemplate, v string) (*launchTemplateVersion, *APIError) {
+func templateVersion(lt *ec2.LaunchTemplate, v string) (*ec2.LaunchTemplateVersion, *APIError) {
 	var n int64
 	switch v {
 	case "", "$Default":
 		n = lt.DefaultVersion
 	case "$Latest":
-		n = lt.latest()
+		n = lt.Latest()
 	default:
 		var err error
 		n, err = strconv.ParseInt(v, 10, 64)
@@ -232,7 +234,7 @@ func templateVersion(lt *launchTemplate, v string) (*launchTemplateVersion, *API
 			return nil, errInvalidValue("Invalid launch template version %q: expected a number, $Latest or $Default.", v)
 		}
 	}
-	ver := lt.version(n)
+	ver := lt.Version(n)
 	if ver == nil {
 		return nil, badRequest(CodeInvalidLaunchTemplateIDVersion, "Could not find launch template version %s for template %s", v, lt.ID)
 	}
@@ -279,9 +281,9 @@ func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		lt := &launchTemplate{Seq: s.nextSeq(), ID: s.newID("lt"), Name: name, CreateTime: c.now,
+		lt := &ec2.LaunchTemplate{Seq: s.nextSeq(), ID: s.newID("lt"), Name: name, CreateTime: c.now,
 			CreatedBy: s.createdBy(c.caller), DefaultVersion: 1, Tags: tags,
-			Versions: []launchTemplateVersion{{Number: 1, Description: c.q.str("VersionDescription"), CreateTime: c.now,
+			Versions: []ec2.LaunchTemplateVersion{{Number: 1, Description: c.q.str("VersionDescription"), CreateTime: c.now,
 				CreatedBy: s.createdBy(c.caller), Data: data}}}
 		s.templates[lt.ID] = lt
 		s.ltByName[name] = lt.ID
@@ -298,7 +300,7 @@ func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 
 // validateTemplateRefs checks what AWS checks when a template is stored: the image and
 // security groups it names exist. Callers hold s.mu.
-func (s *Server) validateTemplateRefs(d launchData) *APIError {
+func (s *Server) validateTemplateRefs(d ec2.LaunchData) *APIError {
 	if d.ImageID != "" && s.images[d.ImageID] == nil {
 		return badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", d.ImageID)
 	}
@@ -342,7 +344,7 @@ func (s *Server) createLaunchTemplateVersion(c *call) (wireResponse, *APIError) 
 		if c.dryRun {
 			return errDryRun()
 		}
-		v := launchTemplateVersion{Number: lt.latest() + 1, Description: c.q.str("VersionDescription"),
+		v := ec2.LaunchTemplateVersion{Number: lt.Latest() + 1, Description: c.q.str("VersionDescription"),
 			CreateTime: c.now, CreatedBy: s.createdBy(c.caller), Data: data}
 		lt.Versions = append(lt.Versions, v)
 		s.save(bucketTemplates, lt.ID, lt)
@@ -356,16 +358,16 @@ func (s *Server) createLaunchTemplateVersion(c *call) (wireResponse, *APIError) 
 }
 
 // dedupeTagSpecs keeps one spec per resource type, later tags overriding earlier ones.
-func dedupeTagSpecs(specs []tagSpec) []tagSpec {
-	var out []tagSpec
+func dedupeTagSpecs(specs []ec2.TagSpec) []ec2.TagSpec {
+	var out []ec2.TagSpec
 	idx := map[string]int{}
 	for _, ts := range specs {
 		if i, ok := idx[ts.ResourceType]; ok {
-			out[i].Tags = setTags(out[i].Tags, ts.Tags)
+			out[i].Tags = ec2.SetTags(out[i].Tags, ts.Tags)
 			continue
 		}
 		idx[ts.ResourceType] = len(out)
-		out = append(out, tagSpec{ResourceType: ts.ResourceType, Tags: setTags(nil, ts.Tags)})
+		out = append(out, ec2.TagSpec{ResourceType: ts.ResourceType, Tags: ec2.SetTags(nil, ts.Tags)})
 	}
 	return out
 }

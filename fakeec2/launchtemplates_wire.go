@@ -1,5 +1,7 @@
 package fakeec2
 
+import "github.com/karplab/karplab/fakeec2/ec2"
+
 // The wire form of launch templates: the XML shapes EC2 answers the launch template
 // actions with, wireLaunchTemplate, wireLTVersion and wireLaunchData that render a template
 // and its versions in them, and the Describe handlers (DescribeLaunchTemplates,
@@ -18,9 +20,9 @@ type xmlLaunchTemplate struct {
 	Tags                 []xmlTag `xml:"tagSet>item"`
 }
 
-func wireLaunchTemplate(lt *launchTemplate) *xmlLaunchTemplate {
+func wireLaunchTemplate(lt *ec2.LaunchTemplate) *xmlLaunchTemplate {
 	return &xmlLaunchTemplate{LaunchTemplateID: lt.ID, LaunchTemplateName: lt.Name, CreateTime: xmlTime(lt.CreateTime),
-		CreatedBy: lt.CreatedBy, DefaultVersionNumber: lt.DefaultVersion, LatestVersionNumber: lt.latest(), Tags: xmlTags(lt.Tags)}
+		CreatedBy: lt.CreatedBy, DefaultVersionNumber: lt.DefaultVersion, LatestVersionNumber: lt.Latest(), Tags: xmlTags(lt.Tags)}
 }
 
 type xmlLTEbs struct {
@@ -114,7 +116,7 @@ func optInt(p *int32) int32 {
 	return *p
 }
 
-func wireLaunchData(d launchData) xmlLTData {
+func wireLaunchData(d ec2.LaunchData) xmlLTData {
 	x := xmlLTData{ImageID: d.ImageID, InstanceType: d.InstanceType, KeyName: d.KeyName, UserData: d.UserData,
 		SecurityGroupIDs: d.SecurityGroupIDs, SecurityGroups: d.SecurityGroups, EbsOptimized: optBool(d.EbsOptimized)}
 	for _, bd := range d.BlockDevices {
@@ -174,7 +176,7 @@ type xmlLTVersion struct {
 	LaunchTemplateData xmlLTData `xml:"launchTemplateData"`
 }
 
-func wireLTVersion(lt *launchTemplate, v *launchTemplateVersion) xmlLTVersion {
+func wireLTVersion(lt *ec2.LaunchTemplate, v *ec2.LaunchTemplateVersion) xmlLTVersion {
 	return xmlLTVersion{LaunchTemplateID: lt.ID, LaunchTemplateName: lt.Name, VersionNumber: v.Number,
 		VersionDescription: v.Description, CreateTime: xmlTime(v.CreateTime), CreatedBy: v.CreatedBy,
 		DefaultVersion: v.Number == lt.DefaultVersion, LaunchTemplateData: wireLaunchData(v.Data)}
@@ -204,23 +206,23 @@ type describeLTVersionsResponse struct {
 
 // --- Describe handlers ---
 
-var ltAttrs = attrTable[*launchTemplate]{
-	"launch-template-name": func(lt *launchTemplate) []string { return one(lt.Name) },
-	"launch-template-id":   func(lt *launchTemplate) []string { return one(lt.ID) },
-	"create-time":          func(lt *launchTemplate) []string { return one(xmlTime(lt.CreateTime)) },
+var ltAttrs = attrTable[*ec2.LaunchTemplate]{
+	"launch-template-name": func(lt *ec2.LaunchTemplate) []string { return one(lt.Name) },
+	"launch-template-id":   func(lt *ec2.LaunchTemplate) []string { return one(lt.ID) },
+	"create-time":          func(lt *ec2.LaunchTemplate) []string { return one(xmlTime(lt.CreateTime)) },
 }
 
 func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *APIError) {
-	req, err := parseDescribe(c, describeSpec[*launchTemplate]{attrs: ltAttrs, tags: func(lt *launchTemplate) []Tag { return lt.Tags },
+	req, err := parseDescribe(c, describeSpec[*ec2.LaunchTemplate]{attrs: ltAttrs, tags: func(lt *ec2.LaunchTemplate) []ec2.Tag { return lt.Tags },
 		min: 1, max: 200, idParam: "LaunchTemplateId", nameParam: "LaunchTemplateName",
 		withMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
-		byName: func(n string) (*launchTemplate, *APIError) {
+		byName: func(n string) (*ec2.LaunchTemplate, *APIError) {
 			if lt := s.templates[s.ltByName[n]]; lt != nil {
 				return lt, nil
 			}
 			return nil, badRequest(CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
 		},
-		seq: func(lt *launchTemplate) uint64 { return lt.Seq }})
+		seq: func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -243,8 +245,8 @@ func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *APIError) {
 // ltVersionRow is one template version as DescribeLaunchTemplateVersions lists it.
 type ltVersionRow struct {
 	seq uint64
-	lt  *launchTemplate
-	v   *launchTemplateVersion
+	lt  *ec2.LaunchTemplate
+	v   *ec2.LaunchTemplateVersion
 }
 
 var ltVersionAttrs = attrTable[ltVersionRow]{
@@ -271,14 +273,14 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIErro
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var lts []*launchTemplate
+	var lts []*ec2.LaunchTemplate
 	id, name := c.q.str("LaunchTemplateId"), c.q.str("LaunchTemplateName")
 	if id != "" || name != "" {
 		lt, e := s.findTemplate(id, name)
 		if e != nil {
 			return nil, e
 		}
-		lts = []*launchTemplate{lt}
+		lts = []*ec2.LaunchTemplate{lt}
 	} else {
 		for _, v := range versions {
 			if v != "$Latest" && v != "$Default" {
@@ -291,7 +293,7 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIErro
 		for _, lt := range s.templates {
 			lts = append(lts, lt)
 		}
-		bySeq(lts, func(lt *launchTemplate) uint64 { return lt.Seq })
+		ec2.BySeq(lts, func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq })
 	}
 	var items []ltVersionRow
 	for _, lt := range lts {

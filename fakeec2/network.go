@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // DiscoveryTag is the tag Karpenter's EC2NodeClass selects the lab's subnets and security
@@ -18,13 +20,13 @@ const (
 // seedDefaults creates the default VPC (10.0.0.0/16), one /19 subnet per zone, the VPC's
 // default security group, the node security group and the AL2023 images. Callers hold s.mu.
 func (s *Server) seedDefaults() {
-	v := &vpc{Seq: s.nextSeq(), ID: s.newID("vpc"), CIDR: "10.0.0.0/16", IsDefault: true,
-		Tags: []Tag{{Key: "Name", Value: "ziba-production"}}}
+	v := &ec2.VPC{Seq: s.nextSeq(), ID: s.newID("vpc"), CIDR: "10.0.0.0/16", IsDefault: true,
+		Tags: []ec2.Tag{{Key: "Name", Value: "ziba-production"}}}
 	s.vpcs[v.ID] = v
 	s.save(bucketVPCs, v.ID, v)
 	for i, z := range s.zones {
-		sn := &subnet{Seq: s.nextSeq(), ID: s.newID("subnet"), VpcID: v.ID, Zone: z.Name, ZoneID: z.ID,
-			CIDR: fmt.Sprintf("10.0.%d.0/19", i*32), IsDefault: true, Tags: []Tag{
+		sn := &ec2.Subnet{Seq: s.nextSeq(), ID: s.newID("subnet"), VpcID: v.ID, Zone: z.Name, ZoneID: z.ID,
+			CIDR: fmt.Sprintf("10.0.%d.0/19", i*32), IsDefault: true, Tags: []ec2.Tag{
 				{Key: "Name", Value: "ziba-production-private-" + z.Name},
 				{Key: DiscoveryTagKey, Value: DiscoveryTagValue},
 				{Key: "kubernetes.io/role/internal-elb", Value: "1"},
@@ -32,10 +34,10 @@ func (s *Server) seedDefaults() {
 		s.subnets[sn.ID] = sn
 		s.save(bucketSubnets, sn.ID, sn)
 	}
-	for _, g := range []*securityGroup{
+	for _, g := range []*ec2.SecurityGroup{
 		{Name: "default", Description: "default VPC security group"},
 		{Name: "ziba-production-node", Description: "EKS node security group for ziba-production",
-			Tags: []Tag{{Key: "Name", Value: "ziba-production-node"}, {Key: DiscoveryTagKey, Value: DiscoveryTagValue}}},
+			Tags: []ec2.Tag{{Key: "Name", Value: "ziba-production-node"}, {Key: DiscoveryTagKey, Value: DiscoveryTagValue}}},
 	} {
 		g.Seq, g.ID, g.VpcID = s.nextSeq(), s.newID("sg"), v.ID
 		s.groups[g.ID] = g
@@ -54,8 +56,8 @@ func (s *Server) zoneID(zone string) (string, bool) {
 }
 
 // defaultSubnet returns the default subnet of zone ("" = the first zone).
-func (s *Server) defaultSubnet(zone string) *subnet {
-	var best *subnet
+func (s *Server) defaultSubnet(zone string) *ec2.Subnet {
+	var best *ec2.Subnet
 	for _, sn := range s.subnets {
 		if !sn.IsDefault || (zone != "" && sn.Zone != zone) {
 			continue
@@ -67,7 +69,7 @@ func (s *Server) defaultSubnet(zone string) *subnet {
 	return best
 }
 
-func (s *Server) defaultGroup(vpcID string) *securityGroup {
+func (s *Server) defaultGroup(vpcID string) *ec2.SecurityGroup {
 	for _, g := range s.groups {
 		if g.VpcID == vpcID && g.Name == "default" {
 			return g
@@ -95,7 +97,7 @@ func ipString(n uint32) string {
 
 // allocIP hands out the next free address of the subnet; AWS reserves the first four
 // and the last. Callers hold s.mu.
-func (s *Server) allocIP(sn *subnet) (string, bool) {
+func (s *Server) allocIP(sn *ec2.Subnet) (string, bool) {
 	base, size := subnetRange(sn.CIDR)
 	if size < 8 {
 		return "", false
@@ -157,7 +159,7 @@ func (s *Server) freeIP(subnetID, ip string) {
 	}
 }
 
-func (s *Server) freeIPCount(sn *subnet) int {
+func (s *Server) freeIPCount(sn *ec2.Subnet) int {
 	_, size := subnetRange(sn.CIDR)
 	return int(size) - 5 - len(s.ipUsed[sn.ID])
 }
@@ -185,18 +187,18 @@ type describeVpcsResponse struct {
 	NextToken string   `xml:"nextToken,omitempty"`
 }
 
-var vpcAttrs = attrTable[*vpc]{
-	"vpc-id":     func(v *vpc) []string { return one(v.ID) },
-	"cidr":       func(v *vpc) []string { return one(v.CIDR) },
-	"cidr-block": func(v *vpc) []string { return one(v.CIDR) },
-	"is-default": func(v *vpc) []string { return one(xbool(v.IsDefault)) },
-	"state":      func(v *vpc) []string { return one("available") },
-	"owner-id":   func(v *vpc) []string { return nil },
+var vpcAttrs = attrTable[*ec2.VPC]{
+	"vpc-id":     func(v *ec2.VPC) []string { return one(v.ID) },
+	"cidr":       func(v *ec2.VPC) []string { return one(v.CIDR) },
+	"cidr-block": func(v *ec2.VPC) []string { return one(v.CIDR) },
+	"is-default": func(v *ec2.VPC) []string { return one(xbool(v.IsDefault)) },
+	"state":      func(v *ec2.VPC) []string { return one("available") },
+	"owner-id":   func(v *ec2.VPC) []string { return nil },
 }
 
 func (s *Server) describeVpcs(c *call) (wireResponse, *APIError) {
-	req, err := parseDescribe(c, describeSpec[*vpc]{attrs: vpcAttrs, tags: func(v *vpc) []Tag { return v.Tags },
-		min: 5, max: 1000, idParam: "VpcId", seq: func(v *vpc) uint64 { return v.Seq }})
+	req, err := parseDescribe(c, describeSpec[*ec2.VPC]{attrs: vpcAttrs, tags: func(v *ec2.VPC) []ec2.Tag { return v.Tags },
+		min: 5, max: 1000, idParam: "VpcId", seq: func(v *ec2.VPC) uint64 { return v.Seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -251,24 +253,24 @@ type describeSubnetsResponse struct {
 	NextToken string      `xml:"nextToken,omitempty"`
 }
 
-var subnetAttrs = attrTable[*subnet]{
-	"subnet-id":            func(x *subnet) []string { return one(x.ID) },
-	"vpc-id":               func(x *subnet) []string { return one(x.VpcID) },
-	"availability-zone":    func(x *subnet) []string { return one(x.Zone) },
-	"availability-zone-id": func(x *subnet) []string { return one(x.ZoneID) },
-	"cidr-block":           func(x *subnet) []string { return one(x.CIDR) },
-	"cidr":                 func(x *subnet) []string { return one(x.CIDR) },
-	"default-for-az":       func(x *subnet) []string { return one(xbool(x.IsDefault)) },
-	"defaultForAz":         func(x *subnet) []string { return one(xbool(x.IsDefault)) },
-	"state":                func(x *subnet) []string { return one("available") },
-	"map-public-ip-on-launch": func(x *subnet) []string {
+var subnetAttrs = attrTable[*ec2.Subnet]{
+	"subnet-id":            func(x *ec2.Subnet) []string { return one(x.ID) },
+	"vpc-id":               func(x *ec2.Subnet) []string { return one(x.VpcID) },
+	"availability-zone":    func(x *ec2.Subnet) []string { return one(x.Zone) },
+	"availability-zone-id": func(x *ec2.Subnet) []string { return one(x.ZoneID) },
+	"cidr-block":           func(x *ec2.Subnet) []string { return one(x.CIDR) },
+	"cidr":                 func(x *ec2.Subnet) []string { return one(x.CIDR) },
+	"default-for-az":       func(x *ec2.Subnet) []string { return one(xbool(x.IsDefault)) },
+	"defaultForAz":         func(x *ec2.Subnet) []string { return one(xbool(x.IsDefault)) },
+	"state":                func(x *ec2.Subnet) []string { return one("available") },
+	"map-public-ip-on-launch": func(x *ec2.Subnet) []string {
 		return one("false")
 	},
 }
 
 func (s *Server) describeSubnets(c *call) (wireResponse, *APIError) {
-	req, err := parseDescribe(c, describeSpec[*subnet]{attrs: subnetAttrs, tags: func(x *subnet) []Tag { return x.Tags },
-		min: 5, max: 1000, idParam: "SubnetId", seq: func(x *subnet) uint64 { return x.Seq }})
+	req, err := parseDescribe(c, describeSpec[*ec2.Subnet]{attrs: subnetAttrs, tags: func(x *ec2.Subnet) []ec2.Tag { return x.Tags },
+		min: 5, max: 1000, idParam: "SubnetId", seq: func(x *ec2.Subnet) uint64 { return x.Seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -312,18 +314,18 @@ type describeSecurityGroupsResponse struct {
 	NextToken string             `xml:"nextToken,omitempty"`
 }
 
-var groupAttrs = attrTable[*securityGroup]{
-	"group-id":    func(g *securityGroup) []string { return one(g.ID) },
-	"group-name":  func(g *securityGroup) []string { return one(g.Name) },
-	"description": func(g *securityGroup) []string { return one(g.Description) },
-	"vpc-id":      func(g *securityGroup) []string { return one(g.VpcID) },
-	"owner-id":    func(g *securityGroup) []string { return nil },
+var groupAttrs = attrTable[*ec2.SecurityGroup]{
+	"group-id":    func(g *ec2.SecurityGroup) []string { return one(g.ID) },
+	"group-name":  func(g *ec2.SecurityGroup) []string { return one(g.Name) },
+	"description": func(g *ec2.SecurityGroup) []string { return one(g.Description) },
+	"vpc-id":      func(g *ec2.SecurityGroup) []string { return one(g.VpcID) },
+	"owner-id":    func(g *ec2.SecurityGroup) []string { return nil },
 }
 
 func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
-	req, err := parseDescribe(c, describeSpec[*securityGroup]{attrs: groupAttrs, tags: func(g *securityGroup) []Tag { return g.Tags },
+	req, err := parseDescribe(c, describeSpec[*ec2.SecurityGroup]{attrs: groupAttrs, tags: func(g *ec2.SecurityGroup) []ec2.Tag { return g.Tags },
 		min: 5, max: 1000, idParam: "GroupId", nameParam: "GroupName", byName: s.groupByName,
-		seq: func(g *securityGroup) uint64 { return g.Seq }})
+		seq: func(g *ec2.SecurityGroup) uint64 { return g.Seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -346,8 +348,8 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
 }
 
 // groupByName finds a security group by name in any VPC. Callers hold s.mu.
-func (s *Server) groupByName(name string) (*securityGroup, *APIError) {
-	var found *securityGroup
+func (s *Server) groupByName(name string) (*ec2.SecurityGroup, *APIError) {
+	var found *ec2.SecurityGroup
 	for _, g := range s.groups {
 		if g.Name == name {
 			found = g

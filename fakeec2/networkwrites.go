@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // The VPC's writes: CreateSecurityGroup, DeleteSecurityGroup and DeleteSubnet. A group or
@@ -56,8 +58,8 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		g := &securityGroup{Seq: s.nextSeq(), ID: s.newID("sg"), Name: name, Description: desc, VpcID: v.ID,
-			Tags: setTags(nil, tags["security-group"])}
+		g := &ec2.SecurityGroup{Seq: s.nextSeq(), ID: s.newID("sg"), Name: name, Description: desc, VpcID: v.ID,
+			Tags: ec2.SetTags(nil, tags["security-group"])}
 		s.groups[g.ID] = g
 		s.save(bucketGroups, g.ID, g)
 		c.event.Created = append(c.event.Created, g.ID)
@@ -71,7 +73,7 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
 }
 
 // vpcOrDefault is the VPC named, or the default VPC when none is. Callers hold s.mu.
-func (s *Server) vpcOrDefault(id string) (*vpc, *APIError) {
+func (s *Server) vpcOrDefault(id string) (*ec2.VPC, *APIError) {
 	if id != "" {
 		if v := s.vpcs[id]; v != nil {
 			return v, nil
@@ -85,7 +87,7 @@ func (s *Server) vpcOrDefault(id string) (*vpc, *APIError) {
 }
 
 // defaultVPC is the account's default VPC (nil when it has none). Callers hold s.mu.
-func (s *Server) defaultVPC() *vpc {
+func (s *Server) defaultVPC() *ec2.VPC {
 	for _, v := range s.vpcs {
 		if v.IsDefault {
 			return v
@@ -109,8 +111,8 @@ func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		use := groupUse{g: g, interfaces: s.interfacesWhere(func(n *networkInterface) bool { return slices.Contains(n.Groups, g.ID) })}
-		if e := refuse(groupRefusals, "DeleteSecurityGroup", use); e != nil {
+		use := ec2.GroupUse{Group: g, Interfaces: s.interfacesWhere(func(n *ec2.NetworkInterface) bool { return slices.Contains(n.Groups, g.ID) })}
+		if e := refuse(ec2.GroupRefusals, "DeleteSecurityGroup", use); e != nil {
 			return e
 		}
 		if c.dryRun {
@@ -130,7 +132,7 @@ func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *APIError) {
 
 // groupToDelete finds DeleteSecurityGroup's group: by ID, or by name in the default VPC.
 // Callers hold s.mu.
-func (s *Server) groupToDelete(id, name string) (*securityGroup, *APIError) {
+func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *APIError) {
 	if id != "" {
 		if !validID(id, "sg") {
 			return nil, badRequest("InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", id)
@@ -162,8 +164,8 @@ func (s *Server) deleteSubnet(c *call) (wireResponse, *APIError) {
 		if sn == nil {
 			return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
 		}
-		use := subnetUse{sn: sn, interfaces: s.interfacesWhere(func(n *networkInterface) bool { return n.SubnetID == id })}
-		if e := refuse(subnetRefusals, "DeleteSubnet", use); e != nil {
+		use := ec2.SubnetUse{Subnet: sn, Interfaces: s.interfacesWhere(func(n *ec2.NetworkInterface) bool { return n.SubnetID == id })}
+		if e := refuse(ec2.SubnetRefusals, "DeleteSubnet", use); e != nil {
 			return e
 		}
 		if c.dryRun {
@@ -184,7 +186,7 @@ func (s *Server) deleteSubnet(c *call) (wireResponse, *APIError) {
 
 // interfacesWhere are the IDs of the network interfaces for which keep holds, sorted.
 // Callers hold s.mu.
-func (s *Server) interfacesWhere(keep func(*networkInterface) bool) []string {
+func (s *Server) interfacesWhere(keep func(*ec2.NetworkInterface) bool) []string {
 	var ids []string
 	for id, n := range s.enis {
 		if keep(n) {

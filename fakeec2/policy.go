@@ -7,6 +7,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // Policy is the IAM-like policy the emulator enforces. Every statement that applies to
@@ -93,7 +95,7 @@ func contains(list []string, s string) bool {
 // launchCheck is what the policy looks at in a launch request.
 type launchCheck struct {
 	Count        int
-	InstanceTags []Tag
+	InstanceTags []ec2.Tag
 	Volumes      []volumeCheck
 	HTTPTokens   string
 }
@@ -172,7 +174,7 @@ func (s *Server) checkLaunch(caller string, lc launchCheck) string {
 		}
 		var missing []string
 		for _, k := range st.RequiredTags {
-			if _, ok := tagValue(lc.InstanceTags, k); !ok {
+			if _, ok := ec2.TagValue(lc.InstanceTags, k); !ok {
 				missing = append(missing, k)
 			}
 		}
@@ -196,7 +198,7 @@ func (s *Server) checkLaunch(caller string, lc launchCheck) string {
 		if st.MaxInstances > 0 {
 			live := 0
 			for _, in := range s.instances {
-				if in.State == statePending || in.State == stateRunning {
+				if in.State == ec2.StatePending || in.State == ec2.StateRunning {
 					live++
 				}
 			}

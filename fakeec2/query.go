@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // Limits that keep a hostile request from making the parser allocate without bound.
@@ -278,14 +280,8 @@ func (q *query) filters() ([]filter, *APIError) {
 	return out, nil
 }
 
-// tagSpec is one TagSpecification.N: tags to put on resources of one type at creation.
-type tagSpec struct {
-	ResourceType string
-	Tags         []Tag
-}
-
-func (q *query) tagSpecs(path string) ([]tagSpec, *APIError) {
-	var out []tagSpec
+func (q *query) tagSpecs(path string) ([]ec2.TagSpec, *APIError) {
+	var out []ec2.TagSpec
 	for _, s := range q.list(path) {
 		rt := s.str("ResourceType")
 		if rt == "" {
@@ -295,19 +291,19 @@ func (q *query) tagSpecs(path string) ([]tagSpec, *APIError) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tagSpec{ResourceType: rt, Tags: tags})
+		out = append(out, ec2.TagSpec{ResourceType: rt, Tags: tags})
 	}
 	return out, nil
 }
 
 // tags decodes Tag.N.Key / Tag.N.Value.
-func (q *query) tags(path string) ([]Tag, *APIError) {
-	var out []Tag
+func (q *query) tags(path string) ([]ec2.Tag, *APIError) {
+	var out []ec2.Tag
 	for _, t := range q.list(path) {
 		if !t.has("Key") {
 			return nil, errMissing("Tag.Key")
 		}
-		out = append(out, Tag{Key: t.str("Key"), Value: t.str("Value")})
+		out = append(out, ec2.Tag{Key: t.str("Key"), Value: t.str("Value")})
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 func TestParseQuery(t *testing.T) {
@@ -35,7 +36,7 @@ func TestParseQuery(t *testing.T) {
 			}, want: []string{"c5.large", "m5.large"}},
 		{name: "tag specs", body: "TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=a&TagSpecification.1.Tag.1.Value=1&TagSpecification.1.Tag.2.Key=b",
 			check: func(q *query) any { ts, _ := q.tagSpecs("TagSpecification"); return ts },
-			want:  []tagSpec{{ResourceType: "instance", Tags: []Tag{{Key: "a", Value: "1"}, {Key: "b", Value: ""}}}}},
+			want:  []ec2.TagSpec{{ResourceType: "instance", Tags: []ec2.Tag{{Key: "a", Value: "1"}, {Key: "b", Value: ""}}}}},
 		{name: "zero index", body: "InstanceId.0=a", wantErr: true},
 		{name: "leading zero index", body: "InstanceId.01=a", wantErr: true},
 		{name: "empty segment", body: "Filter..Name=a", wantErr: true},

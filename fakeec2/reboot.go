@@ -1,5 +1,7 @@
 package fakeec2
 
+import "github.com/karplab/karplab/fakeec2/ec2"
+
 // --- RebootInstances ---
 
 // rebootInstances answers as EC2 does: every ID must exist and be running; a reboot
@@ -15,7 +17,7 @@ func (s *Server) rebootInstances(c *call) (wireResponse, *APIError) {
 		return nil, e
 	}
 	for _, id := range ids {
-		if e := refuse(instanceRefusals, "RebootInstances", s.instances[id]); e != nil {
+		if e := refuse(ec2.InstanceRefusals, "RebootInstances", s.instances[id]); e != nil {
 			return nil, e
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // Defaults of Options.
@@ -102,17 +103,17 @@ type Server struct {
 	bootDelay time.Duration
 	pending   []op
 	seq       uint64
-	instances map[string]*instance
-	volumes   map[string]*volume
-	enis      map[string]*networkInterface
-	templates map[string]*launchTemplate
+	instances map[string]*ec2.Instance
+	volumes   map[string]*ec2.Volume
+	enis      map[string]*ec2.NetworkInterface
+	templates map[string]*ec2.LaunchTemplate
 	ltByName  map[string]string
-	vpcs      map[string]*vpc
-	subnets   map[string]*subnet
-	groups    map[string]*securityGroup
-	images    map[string]*image
-	fleets    map[string]*fleet
-	snapshots map[string]*snapshot
+	vpcs      map[string]*ec2.VPC
+	subnets   map[string]*ec2.Subnet
+	groups    map[string]*ec2.SecurityGroup
+	images    map[string]*ec2.Image
+	fleets    map[string]*ec2.Fleet
+	snapshots map[string]*ec2.Snapshot
 	ledger    map[string]*LedgerEntry
 	policy    Policy
 	faults    []Fault
@@ -254,14 +255,14 @@ func regionShort(region string) string {
 }
 
 func (s *Server) resetMaps(all bool) {
-	s.instances = map[string]*instance{}
+	s.instances = map[string]*ec2.Instance{}
 	s.instTags = tagIndex{}
-	s.volumes = map[string]*volume{}
-	s.enis = map[string]*networkInterface{}
-	s.templates = map[string]*launchTemplate{}
+	s.volumes = map[string]*ec2.Volume{}
+	s.enis = map[string]*ec2.NetworkInterface{}
+	s.templates = map[string]*ec2.LaunchTemplate{}
 	s.ltByName = map[string]string{}
-	s.fleets = map[string]*fleet{}
-	s.snapshots = map[string]*snapshot{}
+	s.fleets = map[string]*ec2.Fleet{}
+	s.snapshots = map[string]*ec2.Snapshot{}
 	s.ledger = map[string]*LedgerEntry{}
 	s.ipUsed = map[string]map[uint32]bool{}
 	s.ipNext = map[string]uint32{}
@@ -270,10 +271,10 @@ func (s *Server) resetMaps(all bool) {
 	s.faults = nil
 	s.policy = s.defaultPolicy.clone()
 	if all {
-		s.vpcs = map[string]*vpc{}
-		s.subnets = map[string]*subnet{}
-		s.groups = map[string]*securityGroup{}
-		s.images = map[string]*image{}
+		s.vpcs = map[string]*ec2.VPC{}
+		s.subnets = map[string]*ec2.Subnet{}
+		s.groups = map[string]*ec2.SecurityGroup{}
+		s.images = map[string]*ec2.Image{}
 	}
 }
 
@@ -306,16 +307,16 @@ func (s *Server) load() (seeded bool, err error) {
 	s.seq, s.policy, s.faults = meta.Seq, meta.Policy, meta.Faults
 	s.clock.setOffset(meta.Offset)
 	errs := []error{
-		loadJSON(p, bucketVPCs, func(r *vpc) { s.vpcs[r.ID] = r }),
-		loadJSON(p, bucketSubnets, func(r *subnet) { s.subnets[r.ID] = r }),
-		loadJSON(p, bucketGroups, func(r *securityGroup) { s.groups[r.ID] = r }),
-		loadJSON(p, bucketImages, func(r *image) { s.images[r.ID] = r }),
-		loadJSON(p, bucketInstances, func(r *instance) { s.instances[r.ID] = r }),
-		loadJSON(p, bucketVolumes, func(r *volume) { s.volumes[r.ID] = r }),
-		loadJSON(p, bucketENIs, func(r *networkInterface) { s.enis[r.ID] = r }),
-		loadJSON(p, bucketTemplates, func(r *launchTemplate) { s.templates[r.ID] = r; s.ltByName[r.Name] = r.ID }),
-		loadJSON(p, bucketFleets, func(r *fleet) { s.fleets[r.ID] = r }),
-		loadJSON(p, bucketSnapshots, func(r *snapshot) { s.snapshots[r.ID] = r }),
+		loadJSON(p, bucketVPCs, func(r *ec2.VPC) { s.vpcs[r.ID] = r }),
+		loadJSON(p, bucketSubnets, func(r *ec2.Subnet) { s.subnets[r.ID] = r }),
+		loadJSON(p, bucketGroups, func(r *ec2.SecurityGroup) { s.groups[r.ID] = r }),
+		loadJSON(p, bucketImages, func(r *ec2.Image) { s.images[r.ID] = r }),
+		loadJSON(p, bucketInstances, func(r *ec2.Instance) { s.instances[r.ID] = r }),
+		loadJSON(p, bucketVolumes, func(r *ec2.Volume) { s.volumes[r.ID] = r }),
+		loadJSON(p, bucketENIs, func(r *ec2.NetworkInterface) { s.enis[r.ID] = r }),
+		loadJSON(p, bucketTemplates, func(r *ec2.LaunchTemplate) { s.templates[r.ID] = r; s.ltByName[r.Name] = r.ID }),
+		loadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.fleets[r.ID] = r }),
+		loadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.snapshots[r.ID] = r }),
 		loadJSON(p, bucketLedger, func(r *LedgerEntry) { s.ledger[r.ResourceID] = r }),
 		loadJSON(p, bucketAudit, func(r *AuditEvent) { s.audit = append(s.audit, r) }),
 		s.loadIdempotency(),
@@ -323,7 +324,7 @@ func (s *Server) load() (seeded bool, err error) {
 	if err := errors.Join(errs...); err != nil {
 		return false, err
 	}
-	bySeq(s.audit, func(e *AuditEvent) uint64 { return e.Seq })
+	ec2.BySeq(s.audit, func(e *AuditEvent) uint64 { return e.Seq })
 	for _, e := range s.audit {
 		if e.Seq > s.auditSeq {
 			s.auditSeq = e.Seq
@@ -492,21 +493,21 @@ func (h *deadlineHeap) Pop() any {
 }
 
 // scheduleDeadline records when the instance next changes state by itself.
-func (s *Server) scheduleDeadline(in *instance) {
+func (s *Server) scheduleDeadline(in *ec2.Instance) {
 	var at time.Time
 	switch {
-	case !in.ReclaimAt.IsZero() && (in.State == statePending || in.State == stateRunning):
+	case !in.ReclaimAt.IsZero() && (in.State == ec2.StatePending || in.State == ec2.StateRunning):
 		at = in.ReclaimAt
-		if in.State == statePending && in.RunningAt.Before(at) {
+		if in.State == ec2.StatePending && in.RunningAt.Before(at) {
 			at = in.RunningAt // boot first; the reclaim is scheduled again from running
 		}
-	case in.State == statePending:
+	case in.State == ec2.StatePending:
 		at = in.RunningAt
-	case in.State == stateShuttingDown:
+	case in.State == ec2.StateShuttingDown:
 		at = in.TerminatedAt
-	case in.State == stateStopping:
+	case in.State == ec2.StateStopping:
 		at = in.StoppedAt
-	case in.State == stateTerminated:
+	case in.State == ec2.StateTerminated:
 		at = in.TerminatedAt.Add(s.retention)
 	default:
 		return
@@ -541,30 +542,30 @@ func (s *Server) advanceLocked(now time.Time) {
 			continue
 		}
 		switch in.State {
-		case statePending:
+		case ec2.StatePending:
 			if in.RunningAt.After(now) {
 				continue // stale entry
 			}
-			in.State = stateRunning
-			s.noteStateChange(in, stateRunning, in.RunningAt)
-		case stateRunning:
+			in.State = ec2.StateRunning
+			s.noteStateChange(in, ec2.StateRunning, in.RunningAt)
+		case ec2.StateRunning:
 			if in.ReclaimAt.IsZero() || in.ReclaimAt.After(now) {
 				continue // stale entry
 			}
 			_, _ = s.reclaimSpotLocked(in, in.ReclaimAt) // its audit record is not waited for, as here nothing is
 			continue
-		case stateStopping:
+		case ec2.StateStopping:
 			if in.StoppedAt.After(now) {
 				continue
 			}
-			in.State = stateStopped
-			s.noteStateChange(in, stateStopped, in.StoppedAt)
-		case stateShuttingDown:
+			in.State = ec2.StateStopped
+			s.noteStateChange(in, ec2.StateStopped, in.StoppedAt)
+		case ec2.StateShuttingDown:
 			if in.TerminatedAt.After(now) {
 				continue
 			}
 			s.finishTermination(in)
-		case stateTerminated:
+		case ec2.StateTerminated:
 			if in.TerminatedAt.Add(s.retention).After(now) {
 				continue
 			}
@@ -583,10 +584,10 @@ func (s *Server) advanceLocked(now time.Time) {
 // finishTermination moves a shutting-down instance to terminated: volumes marked
 // DeleteOnTermination are deleted (their billing stops), others are detached; the primary
 // ENI is deleted and its address freed.
-func (s *Server) finishTermination(in *instance) {
+func (s *Server) finishTermination(in *ec2.Instance) {
 	at := in.TerminatedAt
-	in.State = stateTerminated
-	s.noteStateChange(in, stateTerminated, at)
+	in.State = ec2.StateTerminated
+	s.noteStateChange(in, ec2.StateTerminated, at)
 	if in.StateReasonCode == "" {
 		in.StateReason = "Client.UserInitiatedShutdown: User initiated shutdown"
 	}

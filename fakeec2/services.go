@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/ec2"
 
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/eks"
@@ -164,6 +165,6 @@ func (s *Server) decodeDenial(encoded string) (sts.Denial, bool) {
 // noteStateChange tells the account an instance moved to state ("pending", "running",
 // "stopping", "stopped", "shutting-down", "terminated") at at: EventBridge's EC2 Instance
 // State-change Notification, delivered to the interruption queue. Callers hold s.mu.
-func (s *Server) noteStateChange(in *instance, state string, at time.Time) {
+func (s *Server) noteStateChange(in *ec2.Instance, state string, at time.Time) {
 	s.deliverEvent(events.StateChange(s.account, s.region, in.ID, at, state))
 }

@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"fmt"
 	"strconv"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // EBS snapshots: CreateSnapshot, DescribeSnapshots, DeleteSnapshot. The account's own
@@ -28,7 +30,7 @@ type snapView struct {
 	kms                   string
 	start                 string
 	progress              string
-	tags                  []Tag
+	tags                  []ec2.Tag
 }
 
 type xmlSnapshot struct {
@@ -123,21 +125,21 @@ func (s *Server) createSnapshot(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		if e := refuse(volumeRefusals, "CreateSnapshot", volumeAt{v, c.now}); e != nil {
+		if e := refuse(ec2.VolumeRefusals, "CreateSnapshot", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
 			return e
 		}
 		if c.dryRun {
 			return errDryRun()
 		}
-		sn := &snapshot{Seq: s.nextSeq(), ID: s.newID("snap"), VolumeID: v.ID, SizeGiB: v.SizeGiB, Encrypted: v.Encrypted,
+		sn := &ec2.Snapshot{Seq: s.nextSeq(), ID: s.newID("snap"), VolumeID: v.ID, SizeGiB: v.SizeGiB, Encrypted: v.Encrypted,
 			KMSKeyID: v.KMSKeyID, Description: c.q.str("Description"), State: snapPending, StartTime: c.now,
-			CompletedAt: c.now.Add(s.volumeDelay), Tags: setTags(nil, tags["snapshot"])}
+			CompletedAt: c.now.Add(s.volumeDelay), Tags: ec2.SetTags(nil, tags["snapshot"])}
 		s.snapshots[sn.ID] = sn
 		s.save(bucketSnapshots, sn.ID, sn)
 		heap.Push(&s.deadlines, deadline{at: sn.CompletedAt, id: sn.ID})
 		s.startLedger(&LedgerEntry{ResourceID: sn.ID, ResourceType: "snapshot", Type: "standard", SizeGiB: sn.SizeGiB,
 			Zone: v.Zone, PricePerHour: round6(snapshotPricePerGBMonth * float64(sn.SizeGiB) / hoursPerMonth), Started: c.now,
-			Tags: tagsMap(sn.Tags), Caller: c.caller})
+			Tags: ec2.TagsMap(sn.Tags), Caller: c.caller})
 		c.event.Created = append(c.event.Created, sn.ID)
 		resp.xmlSnapshot = s.snapViews()[sn.ID].wire()
 		s.advanceLocked(c.now)
@@ -174,7 +176,7 @@ var snapAttrs = attrTable[snapView]{
 }
 
 func (s *Server) describeSnapshots(c *call) (wireResponse, *APIError) {
-	req, err := parseDescribe(c, describeSpec[snapView]{attrs: snapAttrs, tags: func(v snapView) []Tag { return v.tags },
+	req, err := parseDescribe(c, describeSpec[snapView]{attrs: snapAttrs, tags: func(v snapView) []ec2.Tag { return v.tags },
 		min: 5, max: 1000, idParam: "SnapshotId", seq: func(v snapView) uint64 { return v.seq }})
 	if err != nil {
 		return nil, err
@@ -213,13 +215,13 @@ func (s *Server) deleteSnapshot(c *call) (wireResponse, *APIError) {
 		return nil, errMissing("SnapshotId")
 	}
 	aerr := s.mutate(c, func() *APIError {
-		use := snapshotUse{id: id}
+		use := ec2.SnapshotUse{ID: id}
 		for _, im := range s.images {
 			if im.RootSnapshotID == id {
-				use.image = im.ID
+				use.Image = im.ID
 			}
 		}
-		if e := refuse(snapshotRefusals, "DeleteSnapshot", use); e != nil {
+		if e := refuse(ec2.SnapshotRefusals, "DeleteSnapshot", use); e != nil {
 			return e
 		}
 		sn := s.snapshots[id]

@@ -3,6 +3,8 @@ package fakeec2
 import (
 	"fmt"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // StopInstances, StartInstances and ModifyInstanceMetadataOptions: what a person does to
@@ -30,7 +32,7 @@ func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(instanceRefusals, "StopInstances", s.instances[id]); e != nil {
+			if e := refuse(ec2.InstanceRefusals, "StopInstances", s.instances[id]); e != nil {
 				return e
 			}
 		}
@@ -40,15 +42,15 @@ func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
 		for _, id := range ids {
 			in := s.instances[id]
 			prev := in.State
-			if prev == stateRunning {
-				in.State = stateStopping
+			if prev == ec2.StateRunning {
+				in.State = ec2.StateStopping
 				in.StoppedAt = c.now.Add(s.shutdownDelay)
 				in.TransitionReason = fmt.Sprintf("User initiated (%s)", c.now.UTC().Format("2006-01-02 15:04:05 GMT"))
 				in.StateReason, in.StateReasonCode = "Client.UserInitiatedShutdown: User initiated shutdown", ""
 				s.stopLedger(in.ID, c.now)
 				s.save(bucketInstances, in.ID, in)
 				s.scheduleDeadline(in)
-				s.noteStateChange(in, stateStopping, c.now)
+				s.noteStateChange(in, ec2.StateStopping, c.now)
 			}
 			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(in.State), PreviousState: state(prev)})
 		}
@@ -72,7 +74,7 @@ func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(instanceRefusals, "StartInstances", s.instances[id]); e != nil {
+			if e := refuse(ec2.InstanceRefusals, "StartInstances", s.instances[id]); e != nil {
 				return e
 			}
 		}
@@ -82,14 +84,14 @@ func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
 		for _, id := range ids {
 			in := s.instances[id]
 			prev := in.State
-			if prev == stateStopped {
-				in.State = statePending
+			if prev == ec2.StateStopped {
+				in.State = ec2.StatePending
 				in.RunningAt = c.now.Add(s.bootDelay)
 				in.StoppedAt, in.TransitionReason, in.StateReason, in.StateReasonCode = time.Time{}, "", "", ""
 				s.resumeLedger(in.ID, in.RunningAt, in.PricePerHour)
 				s.save(bucketInstances, in.ID, in)
 				s.scheduleDeadline(in)
-				s.noteStateChange(in, statePending, c.now)
+				s.noteStateChange(in, ec2.StatePending, c.now)
 			}
 			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(in.State), PreviousState: state(prev)})
 		}
@@ -103,7 +105,7 @@ func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
 }
 
 // CodeIncorrectInstanceState answers an action the instance's state does not allow.
-const CodeIncorrectInstanceState = "IncorrectInstanceState"
+const CodeIncorrectInstanceState = ec2.CodeIncorrectInstanceState
 
 // --- ModifyInstanceMetadataOptions ---
 
@@ -143,7 +145,7 @@ func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *APIError
 			return e
 		}
 		in := s.instances[id]
-		if e := refuse(instanceRefusals, "ModifyInstanceMetadataOptions", in); e != nil {
+		if e := refuse(ec2.InstanceRefusals, "ModifyInstanceMetadataOptions", in); e != nil {
 			return e
 		}
 		if c.dryRun {
@@ -183,10 +185,10 @@ func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *APIError
 // and stop protection, by their request parameter (the SDKs send NAME.Value).
 var protectionAttributes = []struct {
 	param, attr string
-	field       func(*instance) *bool
+	field       func(*ec2.Instance) *bool
 }{
-	{"DisableApiTermination", "disableApiTermination", func(in *instance) *bool { return &in.DisableAPITermination }},
-	{"DisableApiStop", "disableApiStop", func(in *instance) *bool { return &in.DisableAPIStop }},
+	{"DisableApiTermination", "disableApiTermination", func(in *ec2.Instance) *bool { return &in.DisableAPITermination }},
+	{"DisableApiStop", "disableApiStop", func(in *ec2.Instance) *bool { return &in.DisableAPIStop }},
 }
 
 func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *APIError) {
@@ -195,7 +197,7 @@ func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *APIError) {
 		return nil, errMissing("InstanceId")
 	}
 	type change struct {
-		field func(*instance) *bool
+		field func(*ec2.Instance) *bool
 		v     bool
 	}
 	var changes []change

@@ -1,13 +1,17 @@
 package fakeec2
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
+)
 
 // tagIndex maps tag key -> value -> instance IDs, so that DescribeInstances with an exact
 // tag:KEY filter looks at the matching instances only instead of scanning them all.
 // Callers hold s.mu.
 type tagIndex map[string]map[string]map[string]struct{}
 
-func (ix tagIndex) add(id string, tags []Tag) {
+func (ix tagIndex) add(id string, tags []ec2.Tag) {
 	for _, t := range tags {
 		vals := ix[t.Key]
 		if vals == nil {
@@ -23,7 +27,7 @@ func (ix tagIndex) add(id string, tags []Tag) {
 	}
 }
 
-func (ix tagIndex) remove(id string, tags []Tag) {
+func (ix tagIndex) remove(id string, tags []ec2.Tag) {
 	for _, t := range tags {
 		if ids := ix[t.Key][t.Value]; ids != nil {
 			delete(ids, id)
@@ -35,7 +39,7 @@ func (ix tagIndex) remove(id string, tags []Tag) {
 }
 
 // setInstanceTags replaces an instance's tags, keeping the index in step.
-func (s *Server) setInstanceTags(in *instance, tags []Tag) {
+func (s *Server) setInstanceTags(in *ec2.Instance, tags []ec2.Tag) {
 	s.instTags.remove(in.ID, in.Tags)
 	in.Tags = tags
 	s.instTags.add(in.ID, tags)
@@ -44,7 +48,7 @@ func (s *Server) setInstanceTags(in *instance, tags []Tag) {
 // instanceCandidates narrows a DescribeInstances scan with the index: for the most
 // selective exact tag:KEY filter, the instances carrying one of its values. ok is false
 // when no filter can use the index.
-func (s *Server) instanceCandidates(fs []filter) (cands []*instance, ok bool) {
+func (s *Server) instanceCandidates(fs []filter) (cands []*ec2.Instance, ok bool) {
 	best := -1
 	for _, f := range fs {
 		key, isTag := strings.CutPrefix(f.Name, "tag:")

@@ -3,13 +3,15 @@ package fakeec2
 import (
 	"sort"
 	"strings"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // taggable is a resource whose tags CreateTags/DeleteTags/DescribeTags see.
 type taggable struct {
 	id, resourceType string
 	seq              uint64
-	tags             *[]Tag
+	tags             *[]ec2.Tag
 	bucket           string
 	record           any
 }
@@ -135,8 +137,8 @@ func errReservedTag() *APIError {
 }
 
 // systemTags is the aws:-prefixed part of tags.
-func systemTags(tags []Tag) []Tag {
-	var out []Tag
+func systemTags(tags []ec2.Tag) []ec2.Tag {
+	var out []ec2.Tag
 	for _, t := range tags {
 		if isSystemTag(t.Key) {
 			out = append(out, t)
@@ -146,17 +148,17 @@ func systemTags(tags []Tag) []Tag {
 }
 
 // userTags counts the tags that are not AWS's own.
-func userTags(tags []Tag) int { return len(tags) - len(systemTags(tags)) }
+func userTags(tags []ec2.Tag) int { return len(tags) - len(systemTags(tags)) }
 
 // launchSystemTags are the tags EC2 adds to an instance (and, for the template's, its
 // volumes) launched from a template or by a fleet.
-func launchSystemTags(spec *launchSpec) (instance, volume []Tag) {
+func launchSystemTags(spec *launchSpec) (instance, volume []ec2.Tag) {
 	if spec.templateID != "" {
-		volume = []Tag{{Key: TagLaunchTemplateID, Value: spec.templateID}, {Key: TagLaunchTemplateVersion, Value: spec.templateVersion}}
+		volume = []ec2.Tag{{Key: TagLaunchTemplateID, Value: spec.templateID}, {Key: TagLaunchTemplateVersion, Value: spec.templateVersion}}
 	}
 	instance = volume
 	if spec.fleetID != "" {
-		instance = append(append([]Tag(nil), volume...), Tag{Key: TagFleetID, Value: spec.fleetID})
+		instance = append(append([]ec2.Tag(nil), volume...), ec2.Tag{Key: TagFleetID, Value: spec.fleetID})
 	}
 	return instance, volume
 }
@@ -188,7 +190,7 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 			if e != nil {
 				return e
 			}
-			if userTags(setTags(*t.tags, tags)) > maxTagsPerResource {
+			if userTags(ec2.SetTags(*t.tags, tags)) > maxTagsPerResource {
 				return badRequest(CodeTagLimitExceeded, "The maximum number of tags for resource '%s' has been reached.", id)
 			}
 			targets = append(targets, t)
@@ -197,10 +199,10 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, t := range targets {
-			if in, ok := t.record.(*instance); ok {
-				s.setInstanceTags(in, setTags(in.Tags, tags))
+			if in, ok := t.record.(*ec2.Instance); ok {
+				s.setInstanceTags(in, ec2.SetTags(in.Tags, tags))
 			} else {
-				*t.tags = setTags(*t.tags, tags)
+				*t.tags = ec2.SetTags(*t.tags, tags)
 			}
 			s.save(t.bucket, t.id, t.record)
 			s.syncLedgerTags(t.id, *t.tags)
@@ -218,7 +220,7 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 	if len(ids) == 0 {
 		return nil, errMissing("ResourceId")
 	}
-	var dels []tagDeletion
+	var dels []ec2.TagDeletion
 	for _, t := range c.q.list("Tag") {
 		if !t.has("Key") {
 			return nil, errMissing("Tag.Key")
@@ -226,7 +228,7 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 		if isSystemTag(t.str("Key")) {
 			return nil, errReservedTag()
 		}
-		dels = append(dels, tagDeletion{Key: t.str("Key"), Value: t.str("Value"), HasValue: t.has("Value")})
+		dels = append(dels, ec2.TagDeletion{Key: t.str("Key"), Value: t.str("Value"), HasValue: t.has("Value")})
 	}
 	aerr := s.mutate(c, func() *APIError {
 		var targets []*taggable
@@ -243,9 +245,9 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 		for _, t := range targets {
 			next := systemTags(*t.tags) // no Tag parameter: delete every tag but AWS's own
 			if len(dels) > 0 {
-				next = deleteTags(*t.tags, dels)
+				next = ec2.DeleteTags(*t.tags, dels)
 			}
-			if in, ok := t.record.(*instance); ok {
+			if in, ok := t.record.(*ec2.Instance); ok {
 				s.setInstanceTags(in, next)
 			} else {
 				*t.tags = next
@@ -302,7 +304,7 @@ func compileTagFilters(fs []filter) (func(tagRow) bool, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	resPred, err := compileFilters(tagFilters, attrTable[*taggable]{}, func(t *taggable) []Tag { return *t.tags })
+	resPred, err := compileFilters(tagFilters, attrTable[*taggable]{}, func(t *taggable) []ec2.Tag { return *t.tags })
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +328,7 @@ func (s *Server) describeTags(c *call) (wireResponse, *APIError) {
 	})
 	var rows []tagRow // numbered after filtering: tokens count matching rows
 	for _, t := range res {
-		tags := append([]Tag(nil), *t.tags...)
+		tags := append([]ec2.Tag(nil), *t.tags...)
 		sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 		for _, tg := range tags {
 			if r := (tagRow{seq: uint64(len(rows) + 1), res: t, id: t.id, rt: t.resourceType, k: tg.Key, v: tg.Value}); req.pred(r) {

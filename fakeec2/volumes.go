@@ -1,5 +1,7 @@
 package fakeec2
 
+import "github.com/karplab/karplab/fakeec2/ec2"
+
 // --- DescribeVolumes ---
 
 type xmlVolumeAttachment struct {
@@ -36,30 +38,30 @@ type describeVolumesResponse struct {
 	NextToken string      `xml:"nextToken,omitempty"`
 }
 
-var volumeAttrs = attrTable[*volume]{
-	"volume-id":                        func(v *volume) []string { return one(v.ID) },
-	"volume-type":                      func(v *volume) []string { return one(v.Type) },
-	"size":                             func(v *volume) []string { return i32s(v.SizeGiB) },
-	"status":                           func(v *volume) []string { return one(v.State) },
-	"availability-zone":                func(v *volume) []string { return one(v.Zone) },
-	"encrypted":                        func(v *volume) []string { return one(xbool(v.Encrypted)) },
-	"snapshot-id":                      func(v *volume) []string { return one(v.SnapshotID) },
-	"create-time":                      func(v *volume) []string { return one(xmlTime(v.CreateTime)) },
-	"attachment.instance-id":           func(v *volume) []string { return one(v.InstanceID) },
-	"attachment.device":                func(v *volume) []string { return one(v.Device) },
-	"attachment.status":                func(v *volume) []string { return attachStatus(v) },
-	"attachment.delete-on-termination": func(v *volume) []string { return attachDOT(v) },
-	"multi-attach-enabled":             func(v *volume) []string { return one("false") },
+var volumeAttrs = attrTable[*ec2.Volume]{
+	"volume-id":                        func(v *ec2.Volume) []string { return one(v.ID) },
+	"volume-type":                      func(v *ec2.Volume) []string { return one(v.Type) },
+	"size":                             func(v *ec2.Volume) []string { return i32s(v.SizeGiB) },
+	"status":                           func(v *ec2.Volume) []string { return one(v.State) },
+	"availability-zone":                func(v *ec2.Volume) []string { return one(v.Zone) },
+	"encrypted":                        func(v *ec2.Volume) []string { return one(xbool(v.Encrypted)) },
+	"snapshot-id":                      func(v *ec2.Volume) []string { return one(v.SnapshotID) },
+	"create-time":                      func(v *ec2.Volume) []string { return one(xmlTime(v.CreateTime)) },
+	"attachment.instance-id":           func(v *ec2.Volume) []string { return one(v.InstanceID) },
+	"attachment.device":                func(v *ec2.Volume) []string { return one(v.Device) },
+	"attachment.status":                func(v *ec2.Volume) []string { return attachStatus(v) },
+	"attachment.delete-on-termination": func(v *ec2.Volume) []string { return attachDOT(v) },
+	"multi-attach-enabled":             func(v *ec2.Volume) []string { return one("false") },
 }
 
-func attachStatus(v *volume) []string {
+func attachStatus(v *ec2.Volume) []string {
 	if v.InstanceID == "" {
 		return nil
 	}
-	return one(v.attachState())
+	return one(v.AttachStatus())
 }
 
-func attachDOT(v *volume) []string {
+func attachDOT(v *ec2.Volume) []string {
 	if v.InstanceID == "" {
 		return nil
 	}
@@ -67,8 +69,8 @@ func attachDOT(v *volume) []string {
 }
 
 func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
-	req, err := parseDescribe(c, describeSpec[*volume]{attrs: volumeAttrs, tags: func(v *volume) []Tag { return v.Tags },
-		min: 5, max: 500, idParam: "VolumeId", withMax: setWithMax("volumeSet"), seq: func(v *volume) uint64 { return v.Seq }})
+	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: volumeAttrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
+		min: 5, max: 500, idParam: "VolumeId", withMax: setWithMax("volumeSet"), seq: func(v *ec2.Volume) uint64 { return v.Seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -131,34 +133,36 @@ type describeENIsResponse struct {
 	NextToken  string   `xml:"nextToken,omitempty"`
 }
 
-var eniAttrs = attrTable[*networkInterface]{
-	"network-interface-id": func(n *networkInterface) []string { return one(n.ID) },
-	"subnet-id":            func(n *networkInterface) []string { return one(n.SubnetID) },
-	"vpc-id":               func(n *networkInterface) []string { return one(n.VpcID) },
-	"availability-zone":    func(n *networkInterface) []string { return one(n.Zone) },
-	"status":               func(n *networkInterface) []string { return one(n.Status) },
-	"private-ip-address":   func(n *networkInterface) []string { return one(n.PrivateIP) },
-	"addresses.private-ip-address": func(n *networkInterface) []string {
+var eniAttrs = attrTable[*ec2.NetworkInterface]{
+	"network-interface-id": func(n *ec2.NetworkInterface) []string { return one(n.ID) },
+	"subnet-id":            func(n *ec2.NetworkInterface) []string { return one(n.SubnetID) },
+	"vpc-id":               func(n *ec2.NetworkInterface) []string { return one(n.VpcID) },
+	"availability-zone":    func(n *ec2.NetworkInterface) []string { return one(n.Zone) },
+	"status":               func(n *ec2.NetworkInterface) []string { return one(n.Status) },
+	"private-ip-address":   func(n *ec2.NetworkInterface) []string { return one(n.PrivateIP) },
+	"addresses.private-ip-address": func(n *ec2.NetworkInterface) []string {
 		return one(n.PrivateIP)
 	},
-	"private-dns-name":                 func(n *networkInterface) []string { return one(n.PrivateDNS) },
-	"mac-address":                      func(n *networkInterface) []string { return one(n.MAC) },
-	"description":                      func(n *networkInterface) []string { return one(n.Description) },
-	"interface-type":                   func(n *networkInterface) []string { return one(n.InterfaceType) },
-	"group-id":                         func(n *networkInterface) []string { return n.Groups },
-	"attachment.instance-id":           func(n *networkInterface) []string { return one(n.InstanceID) },
-	"attachment.attachment-id":         func(n *networkInterface) []string { return one(n.AttachmentID) },
-	"attachment.device-index":          func(n *networkInterface) []string { return []string{itoa(n.DeviceIndex)} },
-	"attachment.status":                func(n *networkInterface) []string { return one(map[bool]string{true: "attached"}[n.InstanceID != ""]) },
-	"attachment.delete-on-termination": func(n *networkInterface) []string { return one(xbool(n.DeleteOnTermination)) },
-	"owner-id":                         func(n *networkInterface) []string { return nil },
-	"requester-managed":                func(n *networkInterface) []string { return one("false") },
+	"private-dns-name":         func(n *ec2.NetworkInterface) []string { return one(n.PrivateDNS) },
+	"mac-address":              func(n *ec2.NetworkInterface) []string { return one(n.MAC) },
+	"description":              func(n *ec2.NetworkInterface) []string { return one(n.Description) },
+	"interface-type":           func(n *ec2.NetworkInterface) []string { return one(n.InterfaceType) },
+	"group-id":                 func(n *ec2.NetworkInterface) []string { return n.Groups },
+	"attachment.instance-id":   func(n *ec2.NetworkInterface) []string { return one(n.InstanceID) },
+	"attachment.attachment-id": func(n *ec2.NetworkInterface) []string { return one(n.AttachmentID) },
+	"attachment.device-index":  func(n *ec2.NetworkInterface) []string { return []string{itoa(n.DeviceIndex)} },
+	"attachment.status": func(n *ec2.NetworkInterface) []string {
+		return one(map[bool]string{true: "attached"}[n.InstanceID != ""])
+	},
+	"attachment.delete-on-termination": func(n *ec2.NetworkInterface) []string { return one(xbool(n.DeleteOnTermination)) },
+	"owner-id":                         func(n *ec2.NetworkInterface) []string { return nil },
+	"requester-managed":                func(n *ec2.NetworkInterface) []string { return one("false") },
 }
 
 func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *APIError) {
-	req, err := parseDescribe(c, describeSpec[*networkInterface]{attrs: eniAttrs, tags: func(n *networkInterface) []Tag { return n.Tags },
+	req, err := parseDescribe(c, describeSpec[*ec2.NetworkInterface]{attrs: eniAttrs, tags: func(n *ec2.NetworkInterface) []ec2.Tag { return n.Tags },
 		min: 5, max: 1000, idParam: "NetworkInterfaceId", withMax: setWithMax("networkInterfaceIdSet"),
-		seq: func(n *networkInterface) uint64 { return n.Seq }})
+		seq: func(n *ec2.NetworkInterface) uint64 { return n.Seq }})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
 // ec2Namespace is the xmlns of every EC2 response of API version 2016-11-15.
@@ -92,7 +94,7 @@ type xmlTag struct {
 	Value string `xml:"value"`
 }
 
-func xmlTags(tags []Tag) []xmlTag {
+func xmlTags(tags []ec2.Tag) []xmlTag {
 	if len(tags) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package fakeec2
+package ec2
 
 import (
 	"sort"
@@ -6,7 +6,7 @@ import (
 )
 
 // The resource records below are the store's model: plain Go values, persisted as JSON.
-// They never see form values or XML; the wire layer (the *_api.go files) converts.
+// They never see form values or XML; fakeec2's wire layer converts.
 
 // Tag is a resource tag.
 type Tag struct {
@@ -14,8 +14,8 @@ type Tag struct {
 	Value string `json:"value"`
 }
 
-// tagsMap returns tags as a map (for the ledger and the admin API).
-func tagsMap(tags []Tag) map[string]string {
+// TagsMap returns tags as a map (for the ledger and the admin API).
+func TagsMap(tags []Tag) map[string]string {
 	m := make(map[string]string, len(tags))
 	for _, t := range tags {
 		m[t.Key] = t.Value
@@ -23,7 +23,8 @@ func tagsMap(tags []Tag) map[string]string {
 	return m
 }
 
-func tagValue(tags []Tag, key string) (string, bool) {
+// TagValue is the value of the tag key, and whether tags has it.
+func TagValue(tags []Tag, key string) (string, bool) {
 	for _, t := range tags {
 		if t.Key == key {
 			return t.Value, true
@@ -32,8 +33,8 @@ func tagValue(tags []Tag, key string) (string, bool) {
 	return "", false
 }
 
-// setTags returns tags with add applied (a key present is overwritten in place).
-func setTags(tags []Tag, add []Tag) []Tag {
+// SetTags returns tags with add applied (a key present is overwritten in place).
+func SetTags(tags []Tag, add []Tag) []Tag {
 	out := append([]Tag(nil), tags...)
 	for _, a := range add {
 		found := false
@@ -51,8 +52,8 @@ func setTags(tags []Tag, add []Tag) []Tag {
 	return out
 }
 
-// deleteTags removes tags by key, and by value too when hasValue.
-func deleteTags(tags []Tag, del []tagDeletion) []Tag {
+// DeleteTags removes tags by key, and by value too when hasValue.
+func DeleteTags(tags []Tag, del []TagDeletion) []Tag {
 	out := tags[:0:0]
 	for _, t := range tags {
 		keep := true
@@ -69,25 +70,20 @@ func deleteTags(tags []Tag, del []tagDeletion) []Tag {
 	return out
 }
 
-type tagDeletion struct {
+// TagSpec is one TagSpecification.N: tags to put on resources of one type at creation.
+type TagSpec struct {
+	ResourceType string
+	Tags         []Tag
+}
+
+// TagDeletion is one tag DeleteTags removes: by key, or by key and value when HasValue.
+type TagDeletion struct {
 	Key      string
 	Value    string
 	HasValue bool
 }
 
-// Instance states with their EC2 codes.
-const (
-	statePending      = "pending"
-	stateRunning      = "running"
-	stateShuttingDown = "shutting-down"
-	stateTerminated   = "terminated"
-	stateStopping     = "stopping"
-	stateStopped      = "stopped"
-)
-
-var stateCodes = map[string]int{statePending: 0, stateRunning: 16, stateShuttingDown: 32, stateTerminated: 48, "stopping": 64, "stopped": 80}
-
-type metadataOptions struct {
+type MetadataOptions struct {
 	HTTPEndpoint            string `json:"httpEndpoint,omitempty"`
 	HTTPTokens              string `json:"httpTokens,omitempty"`
 	HTTPProtocolIPv6        string `json:"httpProtocolIpv6,omitempty"`
@@ -95,14 +91,14 @@ type metadataOptions struct {
 	InstanceMetadataTags    string `json:"instanceMetadataTags,omitempty"`
 }
 
-type attachedVolume struct {
+type AttachedVolume struct {
 	DeviceName          string    `json:"deviceName"`
 	VolumeID            string    `json:"volumeId"`
 	DeleteOnTermination bool      `json:"deleteOnTermination"`
 	AttachTime          time.Time `json:"attachTime"`
 }
 
-type instance struct {
+type Instance struct {
 	Seq                   uint64           `json:"seq"`
 	ID                    string           `json:"id"`
 	ReservationID         string           `json:"reservationId"`
@@ -119,12 +115,12 @@ type instance struct {
 	PrivateDNS            string           `json:"privateDns"`
 	ENIID                 string           `json:"eniId"`
 	SecurityGroups        []string         `json:"securityGroups"`
-	Volumes               []attachedVolume `json:"volumes"`
+	Volumes               []AttachedVolume `json:"volumes"`
 	RootDeviceName        string           `json:"rootDeviceName"`
 	KeyName               string           `json:"keyName,omitempty"`
 	IAMProfileArn         string           `json:"iamProfileArn,omitempty"`
 	IAMProfileID          string           `json:"iamProfileId,omitempty"`
-	Metadata              metadataOptions  `json:"metadata"`
+	Metadata              MetadataOptions  `json:"metadata"`
 	UserData              string           `json:"userData,omitempty"` // base64, as sent
 	CapacityType          string           `json:"capacityType"`       // "on-demand" or "spot"
 	SpotRequestID         string           `json:"spotRequestId,omitempty"`
@@ -161,7 +157,7 @@ type instance struct {
 	DisableAPIStop        bool `json:"disableApiStop,omitempty"`
 }
 
-type volume struct {
+type Volume struct {
 	Seq                 uint64    `json:"seq"`
 	ID                  string    `json:"id"`
 	Zone                string    `json:"zone"`
@@ -182,14 +178,14 @@ type volume struct {
 	Tags                []Tag     `json:"tags"`
 	// AttachState is the attachment's status (attaching, attached, detaching); Until ends
 	// the current transition (creating, attaching, detaching, deleting).
-	AttachState string        `json:"attachState,omitempty"`
-	Until       time.Time     `json:"until,omitempty"`
-	Caller      string        `json:"caller,omitempty"`
-	Mod         *volumeModRec `json:"mod,omitempty"`
+	AttachState string              `json:"attachState,omitempty"`
+	Until       time.Time           `json:"until,omitempty"`
+	Caller      string              `json:"caller,omitempty"`
+	Mod         *VolumeModification `json:"mod,omitempty"`
 }
 
-// volumeModRec is a volume's latest ModifyVolume (DescribeVolumesModifications).
-type volumeModRec struct {
+// VolumeModification is a volume's latest ModifyVolume (DescribeVolumesModifications).
+type VolumeModification struct {
 	OrigSize, TargetSize             int32     `json:",omitempty"`
 	OrigType, TargetType             string    `json:",omitempty"`
 	OrigIops, TargetIops             int32     `json:",omitempty"`
@@ -197,9 +193,9 @@ type volumeModRec struct {
 	Start, End                       time.Time `json:",omitempty"`
 }
 
-// snapshot is an EBS snapshot the account made (the images' root snapshots are AWS's
+// Snapshot is an EBS snapshot the account made (the images' root snapshots are AWS's
 // and are derived from the images, not stored).
-type snapshot struct {
+type Snapshot struct {
 	Seq         uint64    `json:"seq"`
 	ID          string    `json:"id"`
 	VolumeID    string    `json:"volumeId"`
@@ -213,7 +209,7 @@ type snapshot struct {
 	Tags        []Tag     `json:"tags"`
 }
 
-type networkInterface struct {
+type NetworkInterface struct {
 	Seq                 uint64    `json:"seq"`
 	ID                  string    `json:"id"`
 	SubnetID            string    `json:"subnetId"`
@@ -235,7 +231,7 @@ type networkInterface struct {
 	Tags                []Tag     `json:"tags"`
 }
 
-type vpc struct {
+type VPC struct {
 	Seq       uint64 `json:"seq"`
 	ID        string `json:"id"`
 	CIDR      string `json:"cidr"`
@@ -243,7 +239,7 @@ type vpc struct {
 	Tags      []Tag  `json:"tags"`
 }
 
-type subnet struct {
+type Subnet struct {
 	Seq       uint64 `json:"seq"`
 	ID        string `json:"id"`
 	VpcID     string `json:"vpcId"`
@@ -254,7 +250,7 @@ type subnet struct {
 	Tags      []Tag  `json:"tags"`
 }
 
-type securityGroup struct {
+type SecurityGroup struct {
 	Seq         uint64 `json:"seq"`
 	ID          string `json:"id"`
 	Name        string `json:"name"`
@@ -263,7 +259,7 @@ type securityGroup struct {
 	Tags        []Tag  `json:"tags"`
 }
 
-type image struct {
+type Image struct {
 	Seq             uint64    `json:"seq"`
 	ID              string    `json:"id"`
 	Name            string    `json:"name"`
@@ -281,8 +277,8 @@ type image struct {
 	Published bool `json:"published,omitempty"`
 }
 
-// ebsSpec is an EBS block device as requested (pointer fields: set or not).
-type ebsSpec struct {
+// EBSSpec is an EBS block device as requested (pointer fields: set or not).
+type EBSSpec struct {
 	VolumeSize          *int32 `json:"volumeSize,omitempty"`
 	VolumeType          string `json:"volumeType,omitempty"`
 	Encrypted           *bool  `json:"encrypted,omitempty"`
@@ -293,13 +289,13 @@ type ebsSpec struct {
 	SnapshotID          string `json:"snapshotId,omitempty"`
 }
 
-type blockDeviceSpec struct {
+type BlockDeviceSpec struct {
 	DeviceName string   `json:"deviceName"`
 	NoDevice   bool     `json:"noDevice,omitempty"`
-	Ebs        *ebsSpec `json:"ebs,omitempty"`
+	Ebs        *EBSSpec `json:"ebs,omitempty"`
 }
 
-type networkInterfaceSpec struct {
+type NetworkInterfaceSpec struct {
 	DeviceIndex              *int32   `json:"deviceIndex,omitempty"`
 	SubnetID                 string   `json:"subnetId,omitempty"`
 	Groups                   []string `json:"groups,omitempty"`
@@ -309,9 +305,9 @@ type networkInterfaceSpec struct {
 	InterfaceType            string   `json:"interfaceType,omitempty"`
 }
 
-// launchData is what a launch template version (or a RunInstances call) says about the
+// LaunchData is what a launch template version (or a RunInstances call) says about the
 // instances to launch; unset fields are empty.
-type launchData struct {
+type LaunchData struct {
 	ImageID           string                 `json:"imageId,omitempty"`
 	InstanceType      string                 `json:"instanceType,omitempty"`
 	KeyName           string                 `json:"keyName,omitempty"`
@@ -320,10 +316,10 @@ type launchData struct {
 	IAMProfileArn     string                 `json:"iamProfileArn,omitempty"`
 	SecurityGroupIDs  []string               `json:"securityGroupIds,omitempty"`
 	SecurityGroups    []string               `json:"securityGroups,omitempty"`
-	BlockDevices      []blockDeviceSpec      `json:"blockDevices,omitempty"`
-	Metadata          *metadataOptions       `json:"metadata,omitempty"`
-	TagSpecs          []tagSpec              `json:"tagSpecs,omitempty"`
-	NetworkInterfaces []networkInterfaceSpec `json:"networkInterfaces,omitempty"`
+	BlockDevices      []BlockDeviceSpec      `json:"blockDevices,omitempty"`
+	Metadata          *MetadataOptions       `json:"metadata,omitempty"`
+	TagSpecs          []TagSpec              `json:"tagSpecs,omitempty"`
+	NetworkInterfaces []NetworkInterfaceSpec `json:"networkInterfaces,omitempty"`
 	MarketType        string                 `json:"marketType,omitempty"`
 	SpotMaxPrice      string                 `json:"spotMaxPrice,omitempty"`
 	Zone              string                 `json:"zone,omitempty"`
@@ -333,28 +329,30 @@ type launchData struct {
 	DisableAPIStop    *bool                  `json:"disableApiStop,omitempty"`
 }
 
-type launchTemplateVersion struct {
+type LaunchTemplateVersion struct {
 	Number      int64      `json:"number"`
 	Description string     `json:"description,omitempty"`
 	CreateTime  time.Time  `json:"createTime"`
 	CreatedBy   string     `json:"createdBy"`
-	Data        launchData `json:"data"`
+	Data        LaunchData `json:"data"`
 }
 
-type launchTemplate struct {
+type LaunchTemplate struct {
 	Seq            uint64                  `json:"seq"`
 	ID             string                  `json:"id"`
 	Name           string                  `json:"name"`
 	CreateTime     time.Time               `json:"createTime"`
 	CreatedBy      string                  `json:"createdBy"`
 	DefaultVersion int64                   `json:"defaultVersion"`
-	Versions       []launchTemplateVersion `json:"versions"`
+	Versions       []LaunchTemplateVersion `json:"versions"`
 	Tags           []Tag                   `json:"tags"`
 }
 
-func (lt *launchTemplate) latest() int64 { return lt.Versions[len(lt.Versions)-1].Number }
+// Latest is the number of the template's newest version.
+func (lt *LaunchTemplate) Latest() int64 { return lt.Versions[len(lt.Versions)-1].Number }
 
-func (lt *launchTemplate) version(n int64) *launchTemplateVersion {
+// Version is the template's version n (nil when it has none).
+func (lt *LaunchTemplate) Version(n int64) *LaunchTemplateVersion {
 	for i := range lt.Versions {
 		if lt.Versions[i].Number == n {
 			return &lt.Versions[i]
@@ -363,24 +361,24 @@ func (lt *launchTemplate) version(n int64) *launchTemplateVersion {
 	return nil
 }
 
-type fleet struct {
+type Fleet struct {
 	Seq        uint64    `json:"seq"`
 	ID         string    `json:"id"`
 	CreateTime time.Time `json:"createTime"`
 	Instances  []string  `json:"instances"`
 	Tags       []Tag     `json:"tags"`
 	// What DescribeFleets reports back (fleets.go); State "" is active.
-	State          string          `json:"state,omitempty"`
-	TotalTarget    int64           `json:"totalTarget,omitempty"`
-	OnDemandTarget int64           `json:"onDemandTarget,omitempty"`
-	SpotTarget     int64           `json:"spotTarget,omitempty"`
-	DefaultCapType string          `json:"defaultCapType,omitempty"`
-	Configs        []fleetConfig   `json:"configs,omitempty"`
-	Errors         []xmlFleetError `json:"errors,omitempty"`
-	ClientToken    string          `json:"clientToken,omitempty"`
+	State          string        `json:"state,omitempty"`
+	TotalTarget    int64         `json:"totalTarget,omitempty"`
+	OnDemandTarget int64         `json:"onDemandTarget,omitempty"`
+	SpotTarget     int64         `json:"spotTarget,omitempty"`
+	DefaultCapType string        `json:"defaultCapType,omitempty"`
+	Configs        []FleetConfig `json:"configs,omitempty"`
+	Errors         []FleetError  `json:"errors,omitempty"`
+	ClientToken    string        `json:"clientToken,omitempty"`
 }
 
-// bySeq sorts records of any kind by creation order.
-func bySeq[T any](items []T, seq func(T) uint64) {
+// BySeq sorts records of any kind by creation order.
+func BySeq[T any](items []T, seq func(T) uint64) {
 	sort.Slice(items, func(i, j int) bool { return seq(items[i]) < seq(items[j]) })
 }

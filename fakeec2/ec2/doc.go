@@ -1,0 +1,15 @@
+// Package ec2 is the EC2 model of the emulated account: its resource records, their states
+// and the rules by which EC2 refuses an action; it never sees form values or XML.
+//
+// models.go holds the records (instances, volumes, snapshots, network interfaces, VPCs,
+// subnets, security groups, images, launch templates, fleets, tags), plain values that
+// fakeec2 persists as JSON: their field names and JSON tags are the on-disk format, and
+// old state files must still load. states.go holds the states as EC2 spells them,
+// fleet.go what a fleet keeps of its request and its failed pools, and refusals.go the
+// one table of preconditions every mutating action consults: Refuse answers a Refusal
+// (EC2's code and message), which fakeec2 turns into its wire error in one place.
+//
+// fakeec2 (the root) keeps the store, the lock, the clock and the wire. This package
+// imports only the standard library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster
+// or labs.
+package ec2
