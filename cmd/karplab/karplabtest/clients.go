@@ -62,20 +62,37 @@ func AWSCLIs(t testing.TB) []AWSCLI {
 
 // Run runs the CLI against the emulator at url as accessKey, with an empty home so no
 // profile or endpoint of the machine's leaks in; it returns stdout, stderr and the exit
-// error.
+// error (an *ExitCodeError). The CLI's Python stays up between calls (awscliserve.go).
 func (c AWSCLI) Run(t testing.TB, url, accessKey string, args ...string) (string, string, error) {
 	t.Helper()
-	home := t.TempDir()
+	env, argv := c.runEnv(t, url, accessKey, args)
+	return c.serve(env, t.TempDir(), 60*time.Second, argv...)
+}
+
+// RunProcess is Run in a process of its own, as a shell starts the CLI.
+func (c AWSCLI) RunProcess(t testing.TB, url, accessKey string, args ...string) (string, string, error) {
+	t.Helper()
+	env, argv := c.runEnv(t, url, accessKey, args)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Path, append([]string{"--endpoint-url", url, "--output", "json"}, args...)...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY=lab", "AWS_DEFAULT_REGION=eu-west-2",
-		"AWS_REGION=eu-west-2", "AWS_CONFIG_FILE="+filepath.Join(home, "config"),
-		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"), "AWS_PAGER=", "HOME="+home, "AWS_ENDPOINT_URL=")
+	cmd := exec.CommandContext(ctx, c.Path, argv...)
+	cmd.Env, cmd.Dir = env, t.TempDir()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		err = &ExitCodeError{Code: ee.ExitCode()}
+	}
 	return stdout.String(), stderr.String(), err
+}
+
+// runEnv is Run's environment and argv.
+func (c AWSCLI) runEnv(t testing.TB, url, accessKey string, args []string) ([]string, []string) {
+	home := t.TempDir()
+	env := append(os.Environ(), "AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY=lab", "AWS_DEFAULT_REGION=eu-west-2",
+		"AWS_REGION=eu-west-2", "AWS_CONFIG_FILE="+filepath.Join(home, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "credentials"), "AWS_PAGER=", "HOME="+home, "AWS_ENDPOINT_URL=")
+	return env, append([]string{"--endpoint-url", url, "--output", "json"}, args...)
 }
 
 // pyenvShim finds the pyenv a shim script execs ("/root/.pyenv/libexec/pyenv" exec aws).
