@@ -85,8 +85,9 @@ func TestIntegrationDocsAWSCommandsServed(t *testing.T) {
 	for _, cli := range karplabtest.AWSCLIs(t) {
 		t.Run(cli.Name, func(t *testing.T) {
 			shareLab(parent, t)
+			shim := cli.ShimDir(t)
 			for _, c := range cmds {
-				out, err := runShell(t, filepath.Dir(cli.Path), c.line)
+				out, err := runShell(t, shim, c.line)
 				if err == nil {
 					continue
 				}

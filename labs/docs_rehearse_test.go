@@ -273,7 +273,7 @@ func runDocStep(t *testing.T, cwd string, st docBlockStep) (line, out string, er
 func runDocLine(t *testing.T, cwd string, st docBlockStep, watch bool) (string, string, error) {
 	var values []string
 	for _, w := range st.with {
-		out, err := runShell(t, kubectlDir(t), `cd "$2" && `+w[1], cwd)
+		out, err := runShell(t, docBinDirs(t), `cd "$2" && `+w[1], cwd)
 		v := strings.Join(strings.Fields(out), " ")
 		if err == nil && v == "" {
 			err = fmt.Errorf("it printed nothing")
@@ -288,11 +288,17 @@ func runDocLine(t *testing.T, cwd string, st docBlockStep, watch bool) (string, 
 	if watch {
 		script = `cd "$2" && timeout 3 ` + line
 	}
-	out, err := runShell(t, kubectlDir(t), script, cwd)
+	out, err := runShell(t, docBinDirs(t), script, cwd)
 	if ee, ok := err.(*exec.ExitError); ok && watch && ee.ExitCode() == 124 {
 		err = nil
 	}
 	return line, out, err
+}
+
+// docBinDirs is the PATH a document's lines find aws and kubectl on: Debian's aws CLI, as
+// runScript's, then kubectlDir.
+func docBinDirs(t *testing.T) string {
+	return debianAWSDir(t) + ":" + kubectlDir(t)
 }
 
 // solveInto copies the lab's solution files over the reader's copy of the exercise: ./LAB

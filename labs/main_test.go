@@ -387,18 +387,25 @@ func checkUntil(t *testing.T, e *Env, l *Lab, want bool, timeout time.Duration) 
 // eval "$(karplab env)", with Debian's aws CLI; it returns the script's output.
 func runScript(t *testing.T, path string) string {
 	t.Helper()
-	aws := karplabtest.DebianAWSCLI(t)
-	out, err := runShell(t, filepath.Dir(aws), `exec sh "$2"`, path)
+	out, err := runShell(t, debianAWSDir(t), `exec sh "$2"`, path)
 	if err != nil {
 		t.Fatalf("sh %s: %v\n%s", path, err, out)
 	}
 	return out
 }
 
+// debianAWSDir holds the `aws` the labs' shells run: Debian's CLI (the course's), its Python
+// kept up between commands (karplabtest's ShimDir), behind the lab's own aws wrapper.
+func debianAWSDir(t *testing.T) string {
+	t.Helper()
+	return karplabtest.AWSCLI{Name: "v2", Path: karplabtest.DebianAWSCLI(t)}.ShimDir(t)
+}
+
 // runShell runs script in sh after eval of the lab's env file, as a learner's shell would:
-// the aws CLI of awsDir and the karplab binary on PATH (behind the env's aws wrapper), the
-// lab's kubeconfig and credentials in the environment. args are $2, ...
-func runShell(t *testing.T, awsDir, script string, args ...string) (string, error) {
+// the karplab binary and binDirs (one or more directories, colon-separated: the aws CLI's)
+// on PATH, behind the env's aws wrapper; the lab's kubeconfig and credentials in the
+// environment. args are $2, ...
+func runShell(t *testing.T, binDirs, script string, args ...string) (string, error) {
 	t.Helper()
 	home := labOf(t).home
 	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", `eval "$(cat "$1")"; ` + script, "sh", home.EnvFile()}, args...)...)
@@ -407,7 +414,7 @@ func runShell(t *testing.T, awsDir, script string, args ...string) (string, erro
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(pool.exe)+":"+awsDir+":/usr/bin:/bin", "KARPLAB_HOME="+string(home), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(pool.exe)+":"+binDirs+":/usr/bin:/bin", "KARPLAB_HOME="+string(home), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

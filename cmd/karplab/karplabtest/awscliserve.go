@@ -3,12 +3,16 @@ package karplabtest
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -187,4 +191,86 @@ func (c AWSCLI) serve(env []string, dir string, timeout time.Duration, args ...s
 		return a.Stdout, a.Stderr, &ExitCodeError{Code: a.RC}
 	}
 	return a.Stdout, a.Stderr, nil
+}
+
+// cliShim is the `aws` a shell finds first on PATH in ShimDir: it hands its argv,
+// environment and working directory to the test over a Unix socket and prints the CLI's
+// answer. -S: it imports nothing of site-packages, so it starts in a few milliseconds.
+const cliShim = `#!%s -S
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(%q)
+s.sendall(json.dumps({"argv": sys.argv[1:], "env": dict(os.environ), "dir": os.getcwd()}).encode() + b"\n")
+a = json.loads(b"".join(iter(lambda: s.recv(65536), b"")))
+sys.stdout.write(a["stdout"])
+sys.stderr.write(a["stderr"])
+sys.exit(a["rc"])
+`
+
+// ShimDir returns a directory, for a shell's PATH, holding an `aws` that runs the CLI's
+// commands on its kept-up Python (Run's way) for as long as t runs: scripts and document
+// lines run verbatim, through the shell, without a CLI start-up per command.
+func (c AWSCLI) ShimDir(t testing.TB) string {
+	t.Helper()
+	py, err := interpreter(c.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// A socket's path must be short (108 bytes): t.TempDir's may not be.
+	sockDir, err := os.MkdirTemp("", "awscli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(sockDir, "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close(); os.RemoveAll(sockDir) })
+	if err := os.WriteFile(filepath.Join(dir, "aws"), fmt.Appendf(nil, cliShim, py, sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go c.answerShim(conn)
+		}
+	}()
+	return dir
+}
+
+// answerShim answers one command of cliShim.
+func (c AWSCLI) answerShim(conn net.Conn) {
+	defer conn.Close()
+	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	var req cliRequest
+	if err == nil {
+		err = json.Unmarshal(line, &req)
+	}
+	a := cliAnswer{RC: 255}
+	if err != nil {
+		a.Stderr = fmt.Sprintf("karplabtest: a bad request from the aws shim: %v\n", err)
+	} else {
+		env := make([]string, 0, len(req.Env))
+		for k, v := range req.Env {
+			env = append(env, k+"="+v)
+		}
+		var runErr error
+		a.Stdout, a.Stderr, runErr = c.serve(env, req.Dir, 5*time.Minute, req.Argv...)
+		var exit *ExitCodeError
+		switch {
+		case runErr == nil:
+			a.RC = 0
+		case errors.As(runErr, &exit):
+			a.RC = exit.Code
+		default:
+			a.Stderr += fmt.Sprintf("karplabtest: %v\n", runErr)
+		}
+	}
+	b, _ := json.Marshal(a)
+	conn.Write(b)
 }

@@ -2,6 +2,7 @@ package karplabtest
 
 import (
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strings"
 
@@ -56,11 +57,27 @@ func TestRunAnswersAsAProcessDoes(t *testing.T) {
 				{"ec2", "describe-instances", "--no-such-flag"},
 				{"sts", "get-caller-identity"},
 			}
+			shim := cli.ShimDir(t)
 			for _, args := range calls {
 				wantOut, wantErr, wantExit := cli.RunProcess(t, url, "AKIARUNTEST", args...)
 				gotOut, gotErr, gotExit := cli.Run(t, url, "AKIARUNTEST", args...)
 				if gotOut != wantOut || normalize(gotErr) != normalize(wantErr) || fmt.Sprint(gotExit) != fmt.Sprint(wantExit) {
 					t.Errorf("aws %s:\nprocess: %v\n%s%s\nkept up: %v\n%s%s", strings.Join(args, " "), wantExit, wantOut, wantErr, gotExit, gotOut, gotErr)
+				}
+				// The same through a shell that finds the shim's aws first.
+				sh := exec.Command("sh", "-c", `aws --endpoint-url "$0" --output json "$@"`, url)
+				sh.Args = append(sh.Args, args...)
+				env, _ := cli.runEnv(t, url, "AKIARUNTEST", nil)
+				sh.Env = append(env, "PATH="+shim+":"+os.Getenv("PATH"))
+				var stdout, stderr strings.Builder
+				sh.Stdout, sh.Stderr = &stdout, &stderr
+				err := sh.Run()
+				var code any = nil
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = &ExitCodeError{Code: ee.ExitCode()}
+				}
+				if stdout.String() != wantOut || normalize(stderr.String()) != normalize(wantErr) || fmt.Sprint(code) != fmt.Sprint(wantExit) {
+					t.Errorf("sh -c 'aws %s' with the shim:\nprocess: %v\n%s%s\nshim: %v\n%s%s", strings.Join(args, " "), wantExit, wantOut, wantErr, err, stdout.String(), stderr.String())
 				}
 			}
 			// A second call on the same Python still answers with its own arguments.
