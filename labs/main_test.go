@@ -278,6 +278,7 @@ func freshLab(t *testing.T) *Env {
 		t.Fatalf("resetting the lab: %v\n%s", err, progress.String())
 	}
 	logPhase(t, "reset", time.Since(start))
+	t.Logf("the reset's steps:\n%s", progress.String())
 	return l.env
 }
 
