@@ -216,7 +216,7 @@ func hexID(prefix, from string) string {
 // routeTables are the VPCs' main route tables. Callers hold s.mu.
 func (s *Server) routeTables() map[string]routeTable {
 	out := map[string]routeTable{}
-	for _, v := range s.vpcs {
+	for _, v := range s.model.VPCs {
 		rt := routeTable{seq: v.Seq, id: hexID("rtb", v.ID), assocID: hexID("rtbassoc", v.ID), vpcID: v.ID, vpcCIDR: v.CIDR}
 		out[rt.id] = rt
 	}

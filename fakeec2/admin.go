@@ -136,7 +136,7 @@ func adminAction[T any](w http.ResponseWriter, r *http.Request, do func(T) (any,
 
 func (s *Server) serveAdminHealth(w http.ResponseWriter, _ *http.Request) {
 	s.mu.RLock()
-	n := len(s.instances)
+	n := len(s.model.Instances)
 	s.mu.RUnlock()
 	writeJSON(w, http.StatusOK, Health{Status: "ok", Region: s.region, Zones: s.Zones(), Time: s.clock.Now(),
 		Instances: n, Persisted: s.persist != nil})
@@ -393,9 +393,9 @@ func (s *Server) Reset() error {
 		name string
 		keys []string
 	}{
-		{bucketInstances, sortedKeys(s.instances)}, {bucketVolumes, sortedKeys(s.volumes)},
-		{bucketENIs, sortedKeys(s.enis)}, {bucketTemplates, sortedKeys(s.templates)},
-		{bucketFleets, sortedKeys(s.fleets)}, {bucketLedger, sortedKeys(s.ledger)},
+		{bucketInstances, sortedKeys(s.model.Instances)}, {bucketVolumes, sortedKeys(s.model.Volumes)},
+		{bucketENIs, sortedKeys(s.model.ENIs)}, {bucketTemplates, sortedKeys(s.model.Templates)},
+		{bucketFleets, sortedKeys(s.model.Fleets)}, {bucketLedger, sortedKeys(s.ledger)},
 	} {
 		for _, k := range b.keys {
 			s.remove(b.name, k)

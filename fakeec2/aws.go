@@ -43,7 +43,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 	s.mu.Lock()
 	s.advanceLocked(now)
 	for _, id := range ids {
-		in := s.instances[id]
+		in := s.model.Instances[id]
 		switch {
 		case in == nil:
 			s.mu.Unlock()
@@ -62,7 +62,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 	var waits []<-chan error
 	var reclaimed []*AuditEvent
 	for _, id := range ids {
-		in := s.instances[id]
+		in := s.model.Instances[id]
 		s.deliverEvent(events.SpotInterruptionWarning(s.account, s.region, id, now, "terminate"))
 		if warning > 0 {
 			in.ReclaimAt = now.Add(warning)
@@ -121,9 +121,9 @@ func (s *Server) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*AuditEvent
 
 // removePublished drops the images PublishRelease added. Callers hold s.mu.
 func (s *Server) removePublished() {
-	for id, im := range s.images {
+	for id, im := range s.model.Images {
 		if im.Published {
-			delete(s.images, id)
+			delete(s.model.Images, id)
 			s.remove(bucketImages, id)
 		}
 	}

@@ -40,7 +40,7 @@ func (s *Server) getConsoleOutput(c *call) (wireResponse, *APIError) {
 	if e := s.checkInstanceIDs([]string{id}); e != nil {
 		return nil, e
 	}
-	in := s.instances[id]
+	in := s.model.Instances[id]
 	resp := &getConsoleOutputResponse{InstanceID: id, Timestamp: xmlTime(c.now)}
 	if in.State == ec2.StatePending && in.StoppedAt.IsZero() && !c.now.After(in.LaunchTime) {
 		return resp, nil // nothing written yet
@@ -102,7 +102,7 @@ func (s *Server) consoleLog(in *ec2.Instance) string {
 }
 
 func (s *Server) macOf(in *ec2.Instance) string {
-	if n := s.enis[in.ENIID]; n != nil {
+	if n := s.model.ENIs[in.ENIID]; n != nil {
 		return n.MAC
 	}
 	return ""
@@ -157,7 +157,7 @@ func userDataParts(ud string) []userDataPart {
 // console keeps the last 64 KiB.
 func (s *Server) AppendConsoleOutput(instanceID, text string) error {
 	s.mu.Lock()
-	in := s.instances[instanceID]
+	in := s.model.Instances[instanceID]
 	if in == nil {
 		s.mu.Unlock()
 		return fmt.Errorf("appending console output: instance %s does not exist", instanceID)

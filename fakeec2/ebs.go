@@ -42,7 +42,7 @@ func (s *Server) findVolume(id string) (*ec2.Volume, *APIError) {
 	if id == "" {
 		return nil, errMissing("VolumeId")
 	}
-	v := s.volumes[id]
+	v := s.model.Volumes[id]
 	if v == nil {
 		return nil, errVolumeNotFound(id)
 	}
@@ -190,7 +190,7 @@ func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume 
 	if v.Encrypted && v.KMSKeyID == "" {
 		v.KMSKeyID = "alias/aws/ebs"
 	}
-	s.volumes[v.ID] = v
+	s.model.Volumes[v.ID] = v
 	s.save(bucketVolumes, v.ID, v)
 	s.scheduleVolume(v)
 	encrypted := v.Encrypted
@@ -228,7 +228,7 @@ func (s *Server) attachVolume(c *call) (wireResponse, *APIError) {
 		if e := s.checkInstanceIDs([]string{iid}); e != nil {
 			return e
 		}
-		in := s.instances[iid]
+		in := s.model.Instances[iid]
 		if e := refuse(ec2.AttachRefusals, "AttachVolume", ec2.Attachment{Volume: v, Instance: in, Device: dev}); e != nil {
 			return e
 		}
@@ -266,7 +266,7 @@ func (s *Server) detachVolume(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		d := ec2.Detachment{Volume: v, Instance: s.instances[v.InstanceID], InstanceID: c.q.str("InstanceId"), Device: c.q.str("Device")}
+		d := ec2.Detachment{Volume: v, Instance: s.model.Instances[v.InstanceID], InstanceID: c.q.str("InstanceId"), Device: c.q.str("Device")}
 		if e := refuse(ec2.DetachRefusals, "DetachVolume", d); e != nil {
 			return e
 		}
@@ -289,7 +289,7 @@ func (s *Server) detachVolume(c *call) (wireResponse, *APIError) {
 
 // finishDetach frees the volume from its instance. Callers hold s.mu.
 func (s *Server) finishDetach(v *ec2.Volume) {
-	if in := s.instances[v.InstanceID]; in != nil {
+	if in := s.model.Instances[v.InstanceID]; in != nil {
 		out := in.Volumes[:0:0]
 		for _, av := range in.Volumes {
 			if av.VolumeID != v.ID {
@@ -468,7 +468,7 @@ func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError)
 		min: 5, max: 500, idParam: "VolumeId", seq: func(v *ec2.Volume) uint64 { return v.Seq },
 		checkIDs: func(ids []string) *APIError {
 			for _, id := range ids {
-				if v := s.volumes[id]; v == nil {
+				if v := s.model.Volumes[id]; v == nil {
 					return errVolumeNotFound(id)
 				} else if v.Mod == nil {
 					return badRequest("InvalidVolumeModification.NotFound", "Modification for volume '%s' does not exist.", id)
@@ -482,7 +482,7 @@ func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	withMod := map[string]*ec2.Volume{}
-	for id, v := range s.volumes {
+	for id, v := range s.model.Volumes {
 		if v.Mod != nil {
 			withMod[id] = v
 		}
@@ -508,10 +508,10 @@ func (s *Server) scheduleVolume(v *ec2.Volume) {
 
 // scheduleEBSDeadlines re-arms the volume and snapshot transitions of a loaded state.
 func (s *Server) scheduleEBSDeadlines() {
-	for _, v := range s.volumes {
+	for _, v := range s.model.Volumes {
 		s.scheduleVolume(v)
 	}
-	for _, sn := range s.snapshots {
+	for _, sn := range s.model.Snapshots {
 		if sn.State == snapPending {
 			heap.Push(&s.deadlines, deadline{at: sn.CompletedAt, id: sn.ID})
 		}
@@ -523,7 +523,7 @@ func (s *Server) scheduleEBSDeadlines() {
 func (s *Server) advanceEBS(d deadline, now time.Time) bool {
 	switch {
 	case strings.HasPrefix(d.id, "vol-"):
-		v := s.volumes[d.id]
+		v := s.model.Volumes[d.id]
 		if v == nil || v.Until.IsZero() || v.Until.After(now) {
 			return true // gone or stale
 		}
@@ -532,7 +532,7 @@ func (s *Server) advanceEBS(d deadline, now time.Time) bool {
 		case v.State == ec2.VolCreating:
 			v.State = ec2.VolAvailable
 		case v.State == ec2.VolDeleting:
-			delete(s.volumes, v.ID)
+			delete(s.model.Volumes, v.ID)
 			s.remove(bucketVolumes, v.ID)
 			return true
 		case v.AttachState == ec2.AttAttaching && v.InstanceID != "":
@@ -543,7 +543,7 @@ func (s *Server) advanceEBS(d deadline, now time.Time) bool {
 		s.save(bucketVolumes, v.ID, v)
 		return true
 	case strings.HasPrefix(d.id, "snap-"):
-		sn := s.snapshots[d.id]
+		sn := s.model.Snapshots[d.id]
 		if sn != nil && sn.State == snapPending && !sn.CompletedAt.After(now) {
 			sn.State = snapCompleted
 			s.save(bucketSnapshots, sn.ID, sn)

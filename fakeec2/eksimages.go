@@ -124,7 +124,7 @@ func (s *Server) addEKSImage(e eksImage, created time.Time, published bool) *ec2
 		Description: e.description(), OwnerID: EKSImageOwner, OwnerAlias: "amazon", CreationDate: created,
 		RootDeviceName: root, RootSnapshotID: s.newID("snap"), RootSizeGiB: 20, Published: published,
 	}
-	s.images[im.ID] = im
+	s.model.Images[im.ID] = im
 	s.save(bucketImages, im.ID, im)
 	return im
 }
@@ -167,7 +167,7 @@ func (s *Server) publishLocked(release string, now time.Time) ([]PublishedImage,
 	var newest time.Time
 	newestRelease := ""
 	kinds := map[eksImage]bool{} // release-less: what to publish a release of
-	for _, im := range s.images {
+	for _, im := range s.model.Images {
 		if im.OwnerID != EKSImageOwner {
 			continue
 		}

@@ -45,12 +45,12 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
 	want, groups := c.q.str("PrivateIpAddress"), c.q.strs("SecurityGroupId")
 	resp := &createENIResponse{}
 	aerr := s.mutate(c, func() *APIError {
-		sn := s.subnets[snID]
+		sn := s.model.Subnets[snID]
 		if sn == nil {
 			return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", snID)
 		}
 		for _, g := range groups {
-			sg := s.groups[g]
+			sg := s.model.Groups[g]
 			if sg == nil {
 				return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
 			}
@@ -59,20 +59,20 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
 			}
 		}
 		if len(groups) == 0 {
-			if def := s.defaultGroup(sn.VpcID); def != nil {
+			if def := s.model.DefaultGroup(sn.VpcID); def != nil {
 				groups = []string{def.ID}
 			}
 		}
 		if want != "" {
-			off, ok := s.ipOffset(sn.ID, want)
-			_, size := subnetRange(sn.CIDR)
+			off, ok := s.model.IPOffset(sn.ID, want)
+			_, size := ec2.SubnetRange(sn.CIDR)
 			if _, perr := netip.ParseAddr(want); perr != nil || !ok || off < 4 || off > size-2 {
 				return errInvalidValue("Address %s does not fall within the subnet's address range", want)
 			}
-			if s.ipUsed[sn.ID][off] {
+			if s.model.IPUsed[sn.ID][off] {
 				return badRequest("InvalidIPAddress.InUse", "Address %s is in use.", want)
 			}
-		} else if s.freeIPCount(sn) < 1 {
+		} else if s.model.FreeIPCount(sn) < 1 {
 			return badRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
 		}
 		if c.dryRun {
@@ -80,15 +80,15 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
 		}
 		ip := want
 		if ip == "" {
-			ip, _ = s.allocIP(sn)
+			ip, _ = s.model.AllocIP(sn)
 		} else {
-			s.markIP(sn.ID, ip)
+			s.model.MarkIP(sn.ID, ip)
 		}
 		n := &ec2.NetworkInterface{Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: sn.ID, VpcID: sn.VpcID, Zone: sn.Zone,
 			ZoneID: sn.ZoneID, PrivateIP: ip, PrivateDNS: s.privateDNS(ip), Description: c.q.str("Description"),
 			Groups: groups, Status: "available", InterfaceType: typ, Tags: ec2.SetTags(nil, tags["network-interface"])}
 		n.MAC = macFor(n.ID)
-		s.enis[n.ID] = n
+		s.model.ENIs[n.ID] = n
 		s.save(bucketENIs, n.ID, n)
 		c.event.Created = append(c.event.Created, n.ID)
 		resp.Interface = s.wireENI(n)
@@ -125,17 +125,17 @@ func (s *Server) attachNetworkInterface(c *call) (wireResponse, *APIError) {
 	}
 	resp := &attachENIResponse{}
 	aerr := s.mutate(c, func() *APIError {
-		n := s.enis[id]
+		n := s.model.ENIs[id]
 		if n == nil {
 			return errENINotFound(id)
 		}
 		if e := s.checkInstanceIDs([]string{iid}); e != nil {
 			return e
 		}
-		in := s.instances[iid]
+		in := s.model.Instances[iid]
 		a := ec2.InterfaceAttachment{Interface: n, Instance: in, Index: int(idx), Max: s.maxENIs(in.InstanceType)}
 		for _, other := range append([]string{in.ENIID}, in.SecondaryENIs...) {
-			if o := s.enis[other]; o != nil {
+			if o := s.model.ENIs[other]; o != nil {
 				a.Taken = append(a.Taken, o.DeviceIndex)
 			}
 		}
@@ -177,7 +177,7 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
 	}
 	aerr := s.mutate(c, func() *APIError {
 		var n *ec2.NetworkInterface
-		for _, x := range s.enis {
+		for _, x := range s.model.ENIs {
 			if x.AttachmentID == att && x.InstanceID != "" {
 				n = x
 			}
@@ -203,7 +203,7 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
 // detachENI makes a secondary interface available again; it keeps its address.
 // Callers hold s.mu.
 func (s *Server) detachENI(n *ec2.NetworkInterface) {
-	if in := s.instances[n.InstanceID]; in != nil {
+	if in := s.model.Instances[n.InstanceID]; in != nil {
 		out := in.SecondaryENIs[:0:0]
 		for _, id := range in.SecondaryENIs {
 			if id != n.ID {
@@ -223,7 +223,7 @@ func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *APIError) {
 		return nil, errMissing("NetworkInterfaceId")
 	}
 	aerr := s.mutate(c, func() *APIError {
-		n := s.enis[id]
+		n := s.model.ENIs[id]
 		if n == nil {
 			return errENINotFound(id)
 		}
@@ -233,9 +233,9 @@ func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		delete(s.enis, id)
+		delete(s.model.ENIs, id)
 		s.remove(bucketENIs, id)
-		s.freeIP(n.SubnetID, n.PrivateIP)
+		s.model.FreeIP(n.SubnetID, n.PrivateIP)
 		return nil
 	})
 	if aerr != nil {
@@ -254,14 +254,14 @@ func (s *Server) releaseSecondaryENIs(in *ec2.Instance) {
 		s.saveMeta()
 	}
 	for _, id := range append([]string(nil), in.SecondaryENIs...) {
-		n := s.enis[id]
+		n := s.model.ENIs[id]
 		if n == nil {
 			continue
 		}
 		if n.DeleteOnTermination && leak == nil {
-			delete(s.enis, id)
+			delete(s.model.ENIs, id)
 			s.remove(bucketENIs, id)
-			s.freeIP(n.SubnetID, n.PrivateIP)
+			s.model.FreeIP(n.SubnetID, n.PrivateIP)
 			continue
 		}
 		s.detachENI(n)
@@ -313,7 +313,7 @@ func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wireResponse, *APIErr
 	}
 	groups := c.q.strs("SecurityGroupId")
 	aerr := s.mutate(c, func() *APIError {
-		n := s.enis[id]
+		n := s.model.ENIs[id]
 		if n == nil {
 			return errENINotFound(id)
 		}
@@ -321,7 +321,7 @@ func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wireResponse, *APIErr
 			return badRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", c.q.str("Attachment.AttachmentId"))
 		}
 		for _, g := range groups {
-			if sg := s.groups[g]; sg == nil || sg.VpcID != n.VpcID {
+			if sg := s.model.Groups[g]; sg == nil || sg.VpcID != n.VpcID {
 				return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", g, n.VpcID)
 			}
 		}

@@ -106,7 +106,7 @@ func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]AuditEvent, error) 
 	s.mu.Lock()
 	s.advanceLocked(now)
 	for _, id := range ids {
-		in := s.instances[id]
+		in := s.model.Instances[id]
 		if in == nil || (in.State != ec2.StatePending && in.State != ec2.StateRunning) {
 			s.mu.Unlock()
 			return nil, fmt.Errorf("instance %s is not pending or running", id)

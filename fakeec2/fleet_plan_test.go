@@ -28,7 +28,7 @@ func planServer(t *testing.T) *Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ami string
-	for id, im := range s.images {
+	for id, im := range s.model.Images {
 		if im.Architecture == "x86_64" && (ami == "" || id < ami) {
 			ami = id
 		}
@@ -39,7 +39,7 @@ func planServer(t *testing.T) *Server {
 	lt := &ec2.LaunchTemplate{Seq: s.nextSeq(), ID: "lt-0123456789abcdef0", Name: "nodes", DefaultVersion: 1,
 		Versions: []ec2.LaunchTemplateVersion{{Number: 1, Data: ec2.LaunchData{ImageID: ami, InstanceType: "m6i.large",
 			TagSpecs: []ec2.TagSpec{{ResourceType: "volume", Tags: []ec2.Tag{{Key: "team", Value: "infra"}}}}}}}}
-	s.templates[lt.ID], s.ltByName[lt.Name] = lt, lt.ID
+	s.model.Templates[lt.ID], s.model.LTByName[lt.Name] = lt, lt.ID
 	return s
 }
 
@@ -172,11 +172,11 @@ func TestPlanFleet(t *testing.T) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.policy, s.faults = tt.policy, tt.faults
-			seq, nInstances := s.seq, len(s.instances)
+			seq, nInstances := s.seq, len(s.model.Instances)
 			plan, err := s.planFleet(&tt.req, "tester", "req-1", tt.dryRun)
-			if s.seq != seq || len(s.instances) != nInstances || len(s.faults) != len(tt.faults) {
+			if s.seq != seq || len(s.model.Instances) != nInstances || len(s.faults) != len(tt.faults) {
 				t.Errorf("planning changed the store: seq %d -> %d, instances %d -> %d, faults %d -> %d",
-					seq, s.seq, nInstances, len(s.instances), len(tt.faults), len(s.faults))
+					seq, s.seq, nInstances, len(s.model.Instances), len(tt.faults), len(s.faults))
 			}
 			if tt.wantErr != "" {
 				if err == nil || err.Code != tt.wantErr {

@@ -247,7 +247,7 @@ func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*ec2.
 		}
 		out = append(out, launchedPool{pool: l.pool, instances: ins})
 	}
-	s.fleets[fl.ID] = fl
+	s.model.Fleets[fl.ID] = fl
 	s.save(bucketFleets, fl.ID, fl)
 	return fl, out, nil
 }

@@ -52,7 +52,7 @@ func (s *Server) fleetState(fl *ec2.Fleet) string {
 		return "active"
 	}
 	for _, id := range fl.Instances {
-		if in := s.instances[id]; in != nil && in.State != ec2.StateTerminated {
+		if in := s.model.Instances[id]; in != nil && in.State != ec2.StateTerminated {
 			return "deleted_terminating"
 		}
 	}
@@ -86,7 +86,7 @@ func (s *Server) describeFleets(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, aerr := req.run(s.fleets, errFleetNotFound)
+	page, next, aerr := req.run(s.model.Fleets, errFleetNotFound)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -124,7 +124,7 @@ func (s *Server) fleetInstanceSet(fl *ec2.Fleet) []xmlFleetInstance {
 	var out []xmlFleetInstance
 	idx := map[string]int{}
 	for _, id := range fl.Instances {
-		in := s.instances[id]
+		in := s.model.Instances[id]
 		if in == nil {
 			continue
 		}
@@ -167,7 +167,7 @@ func (s *Server) describeFleetInstances(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if s.fleets[id] == nil {
+	if s.model.Fleets[id] == nil {
 		return nil, errFleetNotFound(id)
 	}
 	// AWS: "DescribeFleetInstances does not support fleets of type instant. Instead,
@@ -218,7 +218,7 @@ func (s *Server) deleteFleets(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, id := range ids {
-			fl := s.fleets[id]
+			fl := s.model.Fleets[id]
 			fail := func(code, msg string) {
 				e := xmlDeleteFleetError{FleetID: id}
 				e.Error.Code, e.Error.Message = code, msg
@@ -242,7 +242,7 @@ func (s *Server) deleteFleets(c *call) (wireResponse, *APIError) {
 			fl.State = "deleted"
 			s.save(bucketFleets, fl.ID, fl)
 			for _, iid := range fl.Instances {
-				if in := s.instances[iid]; in != nil {
+				if in := s.model.Instances[iid]; in != nil {
 					s.beginTermination(c, in)
 				}
 			}

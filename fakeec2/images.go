@@ -93,7 +93,7 @@ func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.images, errImageID)
+	page, next, err := req.run(s.model.Images, errImageID)
 	if err != nil {
 		return nil, err
 	}

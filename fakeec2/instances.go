@@ -107,7 +107,7 @@ func (s *Server) resolveImageType(d ec2.LaunchData) (*ec2.Image, string, *APIErr
 	if d.ImageID == "" {
 		return nil, "", errMissing("ImageId")
 	}
-	im := s.images[d.ImageID]
+	im := s.model.Images[d.ImageID]
 	if im == nil {
 		return nil, "", errImageID(d.ImageID)
 	}
@@ -137,16 +137,16 @@ func (s *Server) resolvePlacement(d ec2.LaunchData, subnetID string, count int) 
 	}
 	var sn *ec2.Subnet
 	if subnetID != "" {
-		if sn = s.subnets[subnetID]; sn == nil {
+		if sn = s.model.Subnets[subnetID]; sn == nil {
 			return nil, badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", subnetID)
 		}
 		if d.Zone != "" && d.Zone != sn.Zone {
 			return nil, badRequest(CodeInvalidParameterCombination, "The specified subnet %s is in availability zone %s, not %s.", sn.ID, sn.Zone, d.Zone)
 		}
-	} else if sn = s.defaultSubnet(d.Zone); sn == nil {
+	} else if sn = s.model.DefaultSubnet(d.Zone); sn == nil {
 		return nil, badRequest("MissingInput", "No default subnet for availability zone: [%s].", d.Zone)
 	}
-	if free := s.freeIPCount(sn); free < count {
+	if free := s.model.FreeIPCount(sn); free < count {
 		return nil, badRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
 	}
 	return sn, nil
@@ -161,7 +161,7 @@ func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *API
 	}
 	for _, name := range d.SecurityGroups {
 		var found *ec2.SecurityGroup
-		for _, g := range s.groups {
+		for _, g := range s.model.Groups {
 			if g.Name == name && g.VpcID == sn.VpcID {
 				found = g
 			}
@@ -172,7 +172,7 @@ func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *API
 		groups = append(groups, found.ID)
 	}
 	for _, g := range groups {
-		sg := s.groups[g]
+		sg := s.model.Groups[g]
 		if sg == nil {
 			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
 		}
@@ -181,7 +181,7 @@ func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *API
 		}
 	}
 	if len(groups) == 0 {
-		if def := s.defaultGroup(sn.VpcID); def != nil {
+		if def := s.model.DefaultGroup(sn.VpcID); def != nil {
 			groups = []string{def.ID}
 		}
 	}
@@ -343,7 +343,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 		if spec.capacityType == "spot" {
 			in.SpotRequestID = s.newID("sir")
 		}
-		ip, _ := s.allocIP(spec.subnet) // capacity was checked while resolving
+		ip, _ := s.model.AllocIP(spec.subnet) // capacity was checked while resolving
 		in.PrivateIP, in.PrivateDNS = ip, s.privateDNS(ip)
 		eni := &ec2.NetworkInterface{
 			Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: spec.subnet.ID, VpcID: spec.subnet.VpcID,
@@ -353,7 +353,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 		}
 		eni.MAC = macFor(eni.ID)
 		eni.AttachmentID = "eni-attach-" + strings.TrimPrefix(s.newID("eni"), "eni-")
-		s.enis[eni.ID] = eni
+		s.model.ENIs[eni.ID] = eni
 		s.save(bucketENIs, eni.ID, eni)
 		in.ENIID = eni.ID
 		for _, d := range spec.devices {
@@ -363,7 +363,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 				SnapshotID: d.SnapshotID, State: "in-use", CreateTime: now, InstanceID: in.ID, Device: d.Device,
 				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now, Tags: ec2.SetTags(spec.tags["volume"], volSys),
 			}
-			s.volumes[v.ID] = v
+			s.model.Volumes[v.ID] = v
 			s.save(bucketVolumes, v.ID, v)
 			in.Volumes = append(in.Volumes, ec2.AttachedVolume{DeviceName: d.Device, VolumeID: v.ID,
 				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now})
@@ -372,8 +372,8 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 				Encrypted: &encrypted, Zone: v.Zone, InstanceID: in.ID, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: now,
 				Tags: ec2.TagsMap(v.Tags), Caller: spec.caller})
 		}
-		s.instances[in.ID] = in
-		s.instTags.add(in.ID, in.Tags)
+		s.model.Instances[in.ID] = in
+		s.model.InstTags.Add(in.ID, in.Tags)
 		s.save(bucketInstances, in.ID, in)
 		s.scheduleDeadline(in)
 		s.startLedger(&LedgerEntry{ResourceID: in.ID, ResourceType: "instance", Type: in.InstanceType,
@@ -497,7 +497,7 @@ func (s *Server) checkInstanceIDs(ids []string) *APIError {
 	}
 	var missing []string
 	for _, id := range ids {
-		if s.instances[id] == nil {
+		if s.model.Instances[id] == nil {
 			missing = append(missing, id)
 		}
 	}
@@ -521,7 +521,7 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(ec2.InstanceRefusals, "TerminateInstances", s.instances[id]); e != nil {
+			if e := refuse(ec2.InstanceRefusals, "TerminateInstances", s.model.Instances[id]); e != nil {
 				return e
 			}
 		}
@@ -529,7 +529,7 @@ func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, id := range ids {
-			in := s.instances[id]
+			in := s.model.Instances[id]
 			prev := in.State
 			cur := prev
 			switch prev {

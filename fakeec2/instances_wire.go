@@ -230,18 +230,18 @@ func (s *Server) wireInstance(in *ec2.Instance) xmlInstance {
 		x.StateReason = &xmlStateReason{Code: in.ReasonCode(), Message: in.ShuttingDownReason()}
 	}
 	for _, av := range in.Volumes {
-		if s.volumes[av.VolumeID] == nil {
+		if s.model.Volumes[av.VolumeID] == nil {
 			continue
 		}
 		x.BlockDeviceMapping = append(x.BlockDeviceMapping, xmlInstanceBlockDevice{DeviceName: av.DeviceName,
 			Ebs: xmlEbsInstanceDevice{VolumeID: av.VolumeID, Status: "attached", AttachTime: xmlTime(av.AttachTime),
 				DeleteOnTermination: av.DeleteOnTermination}})
 	}
-	if n := s.enis[in.ENIID]; n != nil {
+	if n := s.model.ENIs[in.ENIID]; n != nil {
 		x.NetworkInterfaces = []xmlInstanceENI{s.wireInstanceENI(n)}
 	}
 	for _, id := range in.SecondaryENIs {
-		if n := s.enis[id]; n != nil {
+		if n := s.model.ENIs[id]; n != nil {
 			x.NetworkInterfaces = append(x.NetworkInterfaces, s.wireInstanceENI(n))
 		}
 	}
@@ -252,7 +252,7 @@ func (s *Server) wireInstance(in *ec2.Instance) xmlInstance {
 }
 
 func (s *Server) groupName(id string) string {
-	if g := s.groups[id]; g != nil {
+	if g := s.model.Groups[id]; g != nil {
 		return g.Name
 	}
 	return ""
@@ -345,7 +345,7 @@ func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 		for _, id := range ids {
 			if !seen[id] {
 				seen[id] = true
-				if in := s.instances[id]; pred(in) {
+				if in := s.model.Instances[id]; pred(in) {
 					items = append(items, in)
 				}
 			}
@@ -353,7 +353,7 @@ func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 	} else if cands, ok := s.instanceCandidates(fs); ok {
 		items = filterSlice(cands, pred)
 	} else {
-		for _, in := range s.instances {
+		for _, in := range s.model.Instances {
 			if pred(in) {
 				items = append(items, in)
 			}
@@ -458,7 +458,7 @@ func (s *Server) describeInstanceStatus(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.instances, errInstanceNotFound)
+	page, next, err := req.run(s.model.Instances, errInstanceNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -511,7 +511,7 @@ func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *APIError) {
 	if e := s.checkInstanceIDs([]string{id}); e != nil {
 		return nil, e
 	}
-	in := s.instances[id]
+	in := s.model.Instances[id]
 	resp := &describeInstanceAttributeResponse{InstanceID: id}
 	switch attr {
 	case "userData":

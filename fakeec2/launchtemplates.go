@@ -204,13 +204,13 @@ func (s *Server) findTemplate(id, name string) (*ec2.LaunchTemplate, *APIError) 
 		if !validID(id, "lt") {
 			return nil, badRequest(CodeInvalidLaunchTemplateIDBad, "The specified launch template ID is invalid: %s", id)
 		}
-		lt := s.templates[id]
+		lt := s.model.Templates[id]
 		if lt == nil {
 			return nil, badRequest(CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
 		}
 		return lt, nil
 	case name != "":
-		lt := s.templates[s.ltByName[name]]
+		lt := s.model.Templates[s.model.LTByName[name]]
 		if lt == nil {
 			return nil, badRequest(CodeInvalidLaunchTemplateNameNF, "The specified launch template, with template name %s, does not exist.", name)
 		}
@@ -272,7 +272,7 @@ func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 	tags := byType["launch-template"]
 	resp := &launchTemplateResponse{}
 	aerr := s.mutate(c, func() *APIError {
-		if _, ok := s.ltByName[name]; ok {
+		if _, ok := s.model.LTByName[name]; ok {
 			return badRequest(CodeInvalidLaunchTemplateNameExists, "Launch template name already in use.")
 		}
 		if e := s.validateTemplateRefs(data); e != nil {
@@ -285,8 +285,8 @@ func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 			CreatedBy: s.createdBy(c.caller), DefaultVersion: 1, Tags: tags,
 			Versions: []ec2.LaunchTemplateVersion{{Number: 1, Description: c.q.str("VersionDescription"), CreateTime: c.now,
 				CreatedBy: s.createdBy(c.caller), Data: data}}}
-		s.templates[lt.ID] = lt
-		s.ltByName[name] = lt.ID
+		s.model.Templates[lt.ID] = lt
+		s.model.LTByName[name] = lt.ID
 		s.save(bucketTemplates, lt.ID, lt)
 		c.event.Created = append(c.event.Created, lt.ID)
 		resp.LaunchTemplate = wireLaunchTemplate(lt)
@@ -301,14 +301,14 @@ func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 // validateTemplateRefs checks what AWS checks when a template is stored: the image and
 // security groups it names exist. Callers hold s.mu.
 func (s *Server) validateTemplateRefs(d ec2.LaunchData) *APIError {
-	if d.ImageID != "" && s.images[d.ImageID] == nil {
+	if d.ImageID != "" && s.model.Images[d.ImageID] == nil {
 		return badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", d.ImageID)
 	}
 	if d.InstanceType != "" && s.types[d.InstanceType] == nil {
 		return errInvalidValue("Invalid value '%s' for InstanceType.", d.InstanceType)
 	}
 	for _, g := range d.SecurityGroupIDs {
-		if s.groups[g] == nil {
+		if s.model.Groups[g] == nil {
 			return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
 		}
 	}
@@ -382,8 +382,8 @@ func (s *Server) deleteLaunchTemplate(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		delete(s.templates, lt.ID)
-		delete(s.ltByName, lt.Name)
+		delete(s.model.Templates, lt.ID)
+		delete(s.model.LTByName, lt.Name)
 		s.remove(bucketTemplates, lt.ID)
 		c.event.Terminated = append(c.event.Terminated, lt.ID)
 		resp.LaunchTemplate = wireLaunchTemplate(lt)

@@ -217,7 +217,7 @@ func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *APIError) {
 		min: 1, max: 200, idParam: "LaunchTemplateId", nameParam: "LaunchTemplateName",
 		withMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
 		byName: func(n string) (*ec2.LaunchTemplate, *APIError) {
-			if lt := s.templates[s.ltByName[n]]; lt != nil {
+			if lt := s.model.Templates[s.model.LTByName[n]]; lt != nil {
 				return lt, nil
 			}
 			return nil, badRequest(CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
@@ -228,7 +228,7 @@ func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.templates, func(id string) *APIError {
+	page, next, err := req.run(s.model.Templates, func(id string) *APIError {
 		_, e := s.findTemplate(id, "")
 		return e
 	})
@@ -290,7 +290,7 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIErro
 		if len(versions) == 0 {
 			return nil, errMissing("LaunchTemplateId or LaunchTemplateName")
 		}
-		for _, lt := range s.templates {
+		for _, lt := range s.model.Templates {
 			lts = append(lts, lt)
 		}
 		ec2.BySeq(lts, func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq })

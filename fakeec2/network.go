@@ -1,9 +1,7 @@
 package fakeec2
 
 import (
-	"encoding/binary"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 
@@ -22,7 +20,7 @@ const (
 func (s *Server) seedDefaults() {
 	v := &ec2.VPC{Seq: s.nextSeq(), ID: s.newID("vpc"), CIDR: "10.0.0.0/16", IsDefault: true,
 		Tags: []ec2.Tag{{Key: "Name", Value: "ziba-production"}}}
-	s.vpcs[v.ID] = v
+	s.model.VPCs[v.ID] = v
 	s.save(bucketVPCs, v.ID, v)
 	for i, z := range s.zones {
 		sn := &ec2.Subnet{Seq: s.nextSeq(), ID: s.newID("subnet"), VpcID: v.ID, Zone: z.Name, ZoneID: z.ID,
@@ -31,7 +29,7 @@ func (s *Server) seedDefaults() {
 				{Key: DiscoveryTagKey, Value: DiscoveryTagValue},
 				{Key: "kubernetes.io/role/internal-elb", Value: "1"},
 			}}
-		s.subnets[sn.ID] = sn
+		s.model.Subnets[sn.ID] = sn
 		s.save(bucketSubnets, sn.ID, sn)
 	}
 	for _, g := range []*ec2.SecurityGroup{
@@ -40,7 +38,7 @@ func (s *Server) seedDefaults() {
 			Tags: []ec2.Tag{{Key: "Name", Value: "ziba-production-node"}, {Key: DiscoveryTagKey, Value: DiscoveryTagValue}}},
 	} {
 		g.Seq, g.ID, g.VpcID = s.nextSeq(), s.newID("sg"), v.ID
-		s.groups[g.ID] = g
+		s.model.Groups[g.ID] = g
 		s.save(bucketGroups, g.ID, g)
 	}
 	s.seedImages()
@@ -53,115 +51,6 @@ func (s *Server) zoneID(zone string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// defaultSubnet returns the default subnet of zone ("" = the first zone).
-func (s *Server) defaultSubnet(zone string) *ec2.Subnet {
-	var best *ec2.Subnet
-	for _, sn := range s.subnets {
-		if !sn.IsDefault || (zone != "" && sn.Zone != zone) {
-			continue
-		}
-		if best == nil || sn.Zone < best.Zone || (sn.Zone == best.Zone && sn.Seq < best.Seq) {
-			best = sn
-		}
-	}
-	return best
-}
-
-func (s *Server) defaultGroup(vpcID string) *ec2.SecurityGroup {
-	for _, g := range s.groups {
-		if g.VpcID == vpcID && g.Name == "default" {
-			return g
-		}
-	}
-	return nil
-}
-
-// --- private addresses ---
-
-func subnetRange(cidr string) (base uint32, size uint32) {
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil || !p.Addr().Is4() {
-		return 0, 0
-	}
-	a := p.Masked().Addr().As4()
-	return binary.BigEndian.Uint32(a[:]), 1 << (32 - p.Bits())
-}
-
-func ipString(n uint32) string {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], n)
-	return netip.AddrFrom4(b).String()
-}
-
-// allocIP hands out the next free address of the subnet; AWS reserves the first four
-// and the last. Callers hold s.mu.
-func (s *Server) allocIP(sn *ec2.Subnet) (string, bool) {
-	base, size := subnetRange(sn.CIDR)
-	if size < 8 {
-		return "", false
-	}
-	used := s.ipUsed[sn.ID]
-	if used == nil {
-		used = map[uint32]bool{}
-		s.ipUsed[sn.ID] = used
-	}
-	first, last := uint32(4), size-2
-	off := s.ipNext[sn.ID]
-	if off < first || off > last {
-		off = first
-	}
-	for i := uint32(0); i <= last-first; i++ {
-		if !used[off] {
-			used[off] = true
-			s.ipNext[sn.ID] = off + 1
-			return ipString(base + off), true
-		}
-		off++
-		if off > last {
-			off = first
-		}
-	}
-	return "", false
-}
-
-func (s *Server) ipOffset(subnetID, ip string) (uint32, bool) {
-	sn := s.subnets[subnetID]
-	if sn == nil {
-		return 0, false
-	}
-	base, size := subnetRange(sn.CIDR)
-	a, err := netip.ParseAddr(ip)
-	if err != nil || !a.Is4() {
-		return 0, false
-	}
-	b := a.As4()
-	n := binary.BigEndian.Uint32(b[:])
-	if n < base || n >= base+size {
-		return 0, false
-	}
-	return n - base, true
-}
-
-func (s *Server) markIP(subnetID, ip string) {
-	if off, ok := s.ipOffset(subnetID, ip); ok {
-		if s.ipUsed[subnetID] == nil {
-			s.ipUsed[subnetID] = map[uint32]bool{}
-		}
-		s.ipUsed[subnetID][off] = true
-	}
-}
-
-func (s *Server) freeIP(subnetID, ip string) {
-	if off, ok := s.ipOffset(subnetID, ip); ok {
-		delete(s.ipUsed[subnetID], off)
-	}
-}
-
-func (s *Server) freeIPCount(sn *ec2.Subnet) int {
-	_, size := subnetRange(sn.CIDR)
-	return int(size) - 5 - len(s.ipUsed[sn.ID])
 }
 
 // privateDNS is EC2's internal host name for an address (ip-10-0-1-23.eu-west-2.compute.internal).
@@ -205,7 +94,7 @@ func (s *Server) describeVpcs(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeVpcsResponse{}
-	page, next, err := req.run(s.vpcs, func(id string) *APIError {
+	page, next, err := req.run(s.model.VPCs, func(id string) *APIError {
 		return badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
 	})
 	if err != nil {
@@ -277,7 +166,7 @@ func (s *Server) describeSubnets(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeSubnetsResponse{}
-	page, next, err := req.run(s.subnets, func(id string) *APIError {
+	page, next, err := req.run(s.model.Subnets, func(id string) *APIError {
 		return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
 	})
 	if err != nil {
@@ -288,7 +177,7 @@ func (s *Server) describeSubnets(c *call) (wireResponse, *APIError) {
 		resp.Subnets = append(resp.Subnets, xmlSubnet{
 			SubnetID: x.ID, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.region, s.account, x.ID),
 			State: "available", VpcID: x.VpcID, OwnerID: s.account, CidrBlock: x.CIDR,
-			AvailableIPAddressCount: s.freeIPCount(x), AvailabilityZone: x.Zone, AvailabilityZoneID: x.ZoneID,
+			AvailableIPAddressCount: s.model.FreeIPCount(x), AvailabilityZone: x.Zone, AvailabilityZoneID: x.ZoneID,
 			DefaultForAz: xbool(x.IsDefault), MapPublicIPOnLaunch: "false", AssignIpv6OnCreation: "false",
 			Tags: xmlTags(x.Tags),
 		})
@@ -331,7 +220,7 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.groups, func(id string) *APIError {
+	page, next, err := req.run(s.model.Groups, func(id string) *APIError {
 		return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
 	})
 	if err != nil {
@@ -350,7 +239,7 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
 // groupByName finds a security group by name in any VPC. Callers hold s.mu.
 func (s *Server) groupByName(name string) (*ec2.SecurityGroup, *APIError) {
 	var found *ec2.SecurityGroup
-	for _, g := range s.groups {
+	for _, g := range s.model.Groups {
 		if g.Name == name {
 			found = g
 		}

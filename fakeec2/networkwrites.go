@@ -50,7 +50,7 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
 		if e != nil {
 			return e
 		}
-		for _, g := range s.groups {
+		for _, g := range s.model.Groups {
 			if g.VpcID == v.ID && g.Name == name {
 				return badRequest("InvalidGroup.Duplicate", "The security group '%s' already exists for VPC '%s'", name, v.ID)
 			}
@@ -60,7 +60,7 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
 		}
 		g := &ec2.SecurityGroup{Seq: s.nextSeq(), ID: s.newID("sg"), Name: name, Description: desc, VpcID: v.ID,
 			Tags: ec2.SetTags(nil, tags["security-group"])}
-		s.groups[g.ID] = g
+		s.model.Groups[g.ID] = g
 		s.save(bucketGroups, g.ID, g)
 		c.event.Created = append(c.event.Created, g.ID)
 		resp.GroupID, resp.SecurityGroupArn, resp.Tags = g.ID, s.groupArn(g.ID), xmlTags(g.Tags)
@@ -75,7 +75,7 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
 // vpcOrDefault is the VPC named, or the default VPC when none is. Callers hold s.mu.
 func (s *Server) vpcOrDefault(id string) (*ec2.VPC, *APIError) {
 	if id != "" {
-		if v := s.vpcs[id]; v != nil {
+		if v := s.model.VPCs[id]; v != nil {
 			return v, nil
 		}
 		return nil, badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
@@ -88,7 +88,7 @@ func (s *Server) vpcOrDefault(id string) (*ec2.VPC, *APIError) {
 
 // defaultVPC is the account's default VPC (nil when it has none). Callers hold s.mu.
 func (s *Server) defaultVPC() *ec2.VPC {
-	for _, v := range s.vpcs {
+	for _, v := range s.model.VPCs {
 		if v.IsDefault {
 			return v
 		}
@@ -118,7 +118,7 @@ func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		delete(s.groups, g.ID)
+		delete(s.model.Groups, g.ID)
 		s.remove(bucketGroups, g.ID)
 		c.event.Terminated = append(c.event.Terminated, g.ID)
 		resp.GroupID = g.ID
@@ -137,7 +137,7 @@ func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *APIError) 
 		if !validID(id, "sg") {
 			return nil, badRequest("InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", id)
 		}
-		if g := s.groups[id]; g != nil {
+		if g := s.model.Groups[id]; g != nil {
 			return g, nil
 		}
 		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
@@ -146,7 +146,7 @@ func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *APIError) 
 	if e != nil {
 		return nil, e
 	}
-	for _, g := range s.groups {
+	for _, g := range s.model.Groups {
 		if g.VpcID == v.ID && g.Name == name {
 			return g, nil
 		}
@@ -160,7 +160,7 @@ func (s *Server) deleteSubnet(c *call) (wireResponse, *APIError) {
 		return nil, errMissing("SubnetId")
 	}
 	aerr := s.mutate(c, func() *APIError {
-		sn := s.subnets[id]
+		sn := s.model.Subnets[id]
 		if sn == nil {
 			return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
 		}
@@ -171,9 +171,9 @@ func (s *Server) deleteSubnet(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		delete(s.subnets, id)
-		delete(s.ipUsed, id)
-		delete(s.ipNext, id)
+		delete(s.model.Subnets, id)
+		delete(s.model.IPUsed, id)
+		delete(s.model.IPNext, id)
 		s.remove(bucketSubnets, id)
 		c.event.Terminated = append(c.event.Terminated, id)
 		return nil
@@ -188,7 +188,7 @@ func (s *Server) deleteSubnet(c *call) (wireResponse, *APIError) {
 // Callers hold s.mu.
 func (s *Server) interfacesWhere(keep func(*ec2.NetworkInterface) bool) []string {
 	var ids []string
-	for id, n := range s.enis {
+	for id, n := range s.model.ENIs {
 		if keep(n) {
 			ids = append(ids, id)
 		}

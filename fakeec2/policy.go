@@ -197,7 +197,7 @@ func (s *Server) checkLaunch(caller string, lc launchCheck) string {
 		}
 		if st.MaxInstances > 0 {
 			live := 0
-			for _, in := range s.instances {
+			for _, in := range s.model.Instances {
 				if in.State == ec2.StatePending || in.State == ec2.StateRunning {
 					live++
 				}

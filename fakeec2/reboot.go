@@ -17,7 +17,7 @@ func (s *Server) rebootInstances(c *call) (wireResponse, *APIError) {
 		return nil, e
 	}
 	for _, id := range ids {
-		if e := refuse(ec2.InstanceRefusals, "RebootInstances", s.instances[id]); e != nil {
+		if e := refuse(ec2.InstanceRefusals, "RebootInstances", s.model.Instances[id]); e != nil {
 			return nil, e
 		}
 	}

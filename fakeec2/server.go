@@ -103,23 +103,10 @@ type Server struct {
 	bootDelay time.Duration
 	pending   []op
 	seq       uint64
-	instances map[string]*ec2.Instance
-	volumes   map[string]*ec2.Volume
-	enis      map[string]*ec2.NetworkInterface
-	templates map[string]*ec2.LaunchTemplate
-	ltByName  map[string]string
-	vpcs      map[string]*ec2.VPC
-	subnets   map[string]*ec2.Subnet
-	groups    map[string]*ec2.SecurityGroup
-	images    map[string]*ec2.Image
-	fleets    map[string]*ec2.Fleet
-	snapshots map[string]*ec2.Snapshot
+	model     ec2.State
 	ledger    map[string]*LedgerEntry
 	policy    Policy
 	faults    []Fault
-	instTags  tagIndex
-	ipUsed    map[string]map[uint32]bool // subnet -> host offsets in use
-	ipNext    map[string]uint32
 	deadlines deadlineHeap
 	throttleN map[string]uint64 // requests seen per throttle fault
 
@@ -255,27 +242,12 @@ func regionShort(region string) string {
 }
 
 func (s *Server) resetMaps(all bool) {
-	s.instances = map[string]*ec2.Instance{}
-	s.instTags = tagIndex{}
-	s.volumes = map[string]*ec2.Volume{}
-	s.enis = map[string]*ec2.NetworkInterface{}
-	s.templates = map[string]*ec2.LaunchTemplate{}
-	s.ltByName = map[string]string{}
-	s.fleets = map[string]*ec2.Fleet{}
-	s.snapshots = map[string]*ec2.Snapshot{}
+	s.model.Clear(all)
 	s.ledger = map[string]*LedgerEntry{}
-	s.ipUsed = map[string]map[uint32]bool{}
-	s.ipNext = map[string]uint32{}
 	s.deadlines = nil
 	s.throttleN = map[string]uint64{}
 	s.faults = nil
 	s.policy = s.defaultPolicy.clone()
-	if all {
-		s.vpcs = map[string]*ec2.VPC{}
-		s.subnets = map[string]*ec2.Subnet{}
-		s.groups = map[string]*ec2.SecurityGroup{}
-		s.images = map[string]*ec2.Image{}
-	}
 }
 
 type metaRecord struct {
@@ -307,16 +279,16 @@ func (s *Server) load() (seeded bool, err error) {
 	s.seq, s.policy, s.faults = meta.Seq, meta.Policy, meta.Faults
 	s.clock.setOffset(meta.Offset)
 	errs := []error{
-		loadJSON(p, bucketVPCs, func(r *ec2.VPC) { s.vpcs[r.ID] = r }),
-		loadJSON(p, bucketSubnets, func(r *ec2.Subnet) { s.subnets[r.ID] = r }),
-		loadJSON(p, bucketGroups, func(r *ec2.SecurityGroup) { s.groups[r.ID] = r }),
-		loadJSON(p, bucketImages, func(r *ec2.Image) { s.images[r.ID] = r }),
-		loadJSON(p, bucketInstances, func(r *ec2.Instance) { s.instances[r.ID] = r }),
-		loadJSON(p, bucketVolumes, func(r *ec2.Volume) { s.volumes[r.ID] = r }),
-		loadJSON(p, bucketENIs, func(r *ec2.NetworkInterface) { s.enis[r.ID] = r }),
-		loadJSON(p, bucketTemplates, func(r *ec2.LaunchTemplate) { s.templates[r.ID] = r; s.ltByName[r.Name] = r.ID }),
-		loadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.fleets[r.ID] = r }),
-		loadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.snapshots[r.ID] = r }),
+		loadJSON(p, bucketVPCs, func(r *ec2.VPC) { s.model.VPCs[r.ID] = r }),
+		loadJSON(p, bucketSubnets, func(r *ec2.Subnet) { s.model.Subnets[r.ID] = r }),
+		loadJSON(p, bucketGroups, func(r *ec2.SecurityGroup) { s.model.Groups[r.ID] = r }),
+		loadJSON(p, bucketImages, func(r *ec2.Image) { s.model.Images[r.ID] = r }),
+		loadJSON(p, bucketInstances, func(r *ec2.Instance) { s.model.Instances[r.ID] = r }),
+		loadJSON(p, bucketVolumes, func(r *ec2.Volume) { s.model.Volumes[r.ID] = r }),
+		loadJSON(p, bucketENIs, func(r *ec2.NetworkInterface) { s.model.ENIs[r.ID] = r }),
+		loadJSON(p, bucketTemplates, func(r *ec2.LaunchTemplate) { s.model.Templates[r.ID] = r; s.model.LTByName[r.Name] = r.ID }),
+		loadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.model.Fleets[r.ID] = r }),
+		loadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.model.Snapshots[r.ID] = r }),
 		loadJSON(p, bucketLedger, func(r *LedgerEntry) { s.ledger[r.ResourceID] = r }),
 		loadJSON(p, bucketAudit, func(r *AuditEvent) { s.audit = append(s.audit, r) }),
 		s.loadIdempotency(),
@@ -333,12 +305,12 @@ func (s *Server) load() (seeded bool, err error) {
 			s.auditReads++
 		}
 	}
-	for _, n := range s.enis {
-		s.markIP(n.SubnetID, n.PrivateIP)
+	for _, n := range s.model.ENIs {
+		s.model.MarkIP(n.SubnetID, n.PrivateIP)
 	}
-	for _, in := range s.instances {
+	for _, in := range s.model.Instances {
 		s.scheduleDeadline(in)
-		s.instTags.add(in.ID, in.Tags)
+		s.model.InstTags.Add(in.ID, in.Tags)
 	}
 	s.scheduleEBSDeadlines()
 	return true, nil
@@ -434,9 +406,9 @@ func (s *Server) newID(prefix string) string {
 }
 
 func (s *Server) idInUse(id string) bool {
-	if s.instances[id] != nil || s.volumes[id] != nil || s.enis[id] != nil || s.templates[id] != nil ||
-		s.vpcs[id] != nil || s.subnets[id] != nil || s.groups[id] != nil || s.images[id] != nil ||
-		s.fleets[id] != nil || s.snapshots[id] != nil || s.ledger[id] != nil {
+	if s.model.Instances[id] != nil || s.model.Volumes[id] != nil || s.model.ENIs[id] != nil || s.model.Templates[id] != nil ||
+		s.model.VPCs[id] != nil || s.model.Subnets[id] != nil || s.model.Groups[id] != nil || s.model.Images[id] != nil ||
+		s.model.Fleets[id] != nil || s.model.Snapshots[id] != nil || s.ledger[id] != nil {
 		return true
 	}
 	return false
@@ -537,7 +509,7 @@ func (s *Server) advanceLocked(now time.Time) {
 		if s.advanceEBS(d, now) {
 			continue
 		}
-		in := s.instances[d.id]
+		in := s.model.Instances[d.id]
 		if in == nil {
 			continue
 		}
@@ -569,8 +541,8 @@ func (s *Server) advanceLocked(now time.Time) {
 			if in.TerminatedAt.Add(s.retention).After(now) {
 				continue
 			}
-			delete(s.instances, in.ID)
-			s.instTags.remove(in.ID, in.Tags)
+			delete(s.model.Instances, in.ID)
+			s.model.InstTags.Remove(in.ID, in.Tags)
 			s.remove(bucketInstances, in.ID)
 			continue
 		default:
@@ -592,12 +564,12 @@ func (s *Server) finishTermination(in *ec2.Instance) {
 		in.StateReason = "Client.UserInitiatedShutdown: User initiated shutdown"
 	}
 	for _, av := range in.Volumes {
-		v := s.volumes[av.VolumeID]
+		v := s.model.Volumes[av.VolumeID]
 		if v == nil {
 			continue
 		}
 		if av.DeleteOnTermination {
-			delete(s.volumes, v.ID)
+			delete(s.model.Volumes, v.ID)
 			s.remove(bucketVolumes, v.ID)
 			s.stopLedger(v.ID, at)
 			continue
@@ -607,11 +579,11 @@ func (s *Server) finishTermination(in *ec2.Instance) {
 		s.save(bucketVolumes, v.ID, v)
 	}
 	s.releaseSecondaryENIs(in)
-	if n := s.enis[in.ENIID]; n != nil {
+	if n := s.model.ENIs[in.ENIID]; n != nil {
 		if n.DeleteOnTermination {
-			delete(s.enis, n.ID)
+			delete(s.model.ENIs, n.ID)
 			s.remove(bucketENIs, n.ID)
-			s.freeIP(n.SubnetID, n.PrivateIP)
+			s.model.FreeIP(n.SubnetID, n.PrivateIP)
 		} else {
 			n.Status, n.InstanceID, n.AttachmentID = "available", "", ""
 			s.save(bucketENIs, n.ID, n)

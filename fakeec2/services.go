@@ -88,7 +88,7 @@ func (s *Server) ensureInterruptionQueue() error {
 func (s *Server) publishImageParameters() error {
 	s.mu.RLock()
 	var list []ssm.EKSImage
-	for _, im := range s.images {
+	for _, im := range s.model.Images {
 		if im.OwnerID != EKSImageOwner {
 			continue
 		}

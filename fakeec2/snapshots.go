@@ -58,7 +58,7 @@ func (v snapView) wire() xmlSnapshot {
 // snapViews lists every snapshot the account can see. Callers hold s.mu.
 func (s *Server) snapViews() map[string]snapView {
 	out := map[string]snapView{}
-	for _, im := range s.images {
+	for _, im := range s.model.Images {
 		if im.RootSnapshotID == "" {
 			continue
 		}
@@ -66,7 +66,7 @@ func (s *Server) snapViews() map[string]snapView {
 			ownerAlias: "amazon", size: im.RootSizeGiB, state: snapCompleted, start: xmlTime(im.CreationDate),
 			progress: "100%", description: "Root snapshot of " + im.Name}
 	}
-	for _, sn := range s.snapshots {
+	for _, sn := range s.model.Snapshots {
 		v := snapView{seq: sn.Seq, id: sn.ID, volumeID: sn.VolumeID, ownerID: s.account, size: sn.SizeGiB,
 			state: sn.State, description: sn.Description, encrypted: sn.Encrypted, kms: sn.KMSKeyID,
 			start: xmlTime(sn.StartTime), progress: "100%", tags: sn.Tags}
@@ -134,7 +134,7 @@ func (s *Server) createSnapshot(c *call) (wireResponse, *APIError) {
 		sn := &ec2.Snapshot{Seq: s.nextSeq(), ID: s.newID("snap"), VolumeID: v.ID, SizeGiB: v.SizeGiB, Encrypted: v.Encrypted,
 			KMSKeyID: v.KMSKeyID, Description: c.q.str("Description"), State: snapPending, StartTime: c.now,
 			CompletedAt: c.now.Add(s.volumeDelay), Tags: ec2.SetTags(nil, tags["snapshot"])}
-		s.snapshots[sn.ID] = sn
+		s.model.Snapshots[sn.ID] = sn
 		s.save(bucketSnapshots, sn.ID, sn)
 		heap.Push(&s.deadlines, deadline{at: sn.CompletedAt, id: sn.ID})
 		s.startLedger(&LedgerEntry{ResourceID: sn.ID, ResourceType: "snapshot", Type: "standard", SizeGiB: sn.SizeGiB,
@@ -216,7 +216,7 @@ func (s *Server) deleteSnapshot(c *call) (wireResponse, *APIError) {
 	}
 	aerr := s.mutate(c, func() *APIError {
 		use := ec2.SnapshotUse{ID: id}
-		for _, im := range s.images {
+		for _, im := range s.model.Images {
 			if im.RootSnapshotID == id {
 				use.Image = im.ID
 			}
@@ -224,14 +224,14 @@ func (s *Server) deleteSnapshot(c *call) (wireResponse, *APIError) {
 		if e := refuse(ec2.SnapshotRefusals, "DeleteSnapshot", use); e != nil {
 			return e
 		}
-		sn := s.snapshots[id]
+		sn := s.model.Snapshots[id]
 		if sn == nil {
 			return errSnapshotNotFound(id)
 		}
 		if c.dryRun {
 			return errDryRun()
 		}
-		delete(s.snapshots, id)
+		delete(s.model.Snapshots, id)
 		s.remove(bucketSnapshots, id)
 		s.stopLedger(id, c.now)
 		return nil

@@ -32,7 +32,7 @@ func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(ec2.InstanceRefusals, "StopInstances", s.instances[id]); e != nil {
+			if e := refuse(ec2.InstanceRefusals, "StopInstances", s.model.Instances[id]); e != nil {
 				return e
 			}
 		}
@@ -40,7 +40,7 @@ func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, id := range ids {
-			in := s.instances[id]
+			in := s.model.Instances[id]
 			prev := in.State
 			if prev == ec2.StateRunning {
 				in.State = ec2.StateStopping
@@ -74,7 +74,7 @@ func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(ec2.InstanceRefusals, "StartInstances", s.instances[id]); e != nil {
+			if e := refuse(ec2.InstanceRefusals, "StartInstances", s.model.Instances[id]); e != nil {
 				return e
 			}
 		}
@@ -82,7 +82,7 @@ func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
 			return errDryRun()
 		}
 		for _, id := range ids {
-			in := s.instances[id]
+			in := s.model.Instances[id]
 			prev := in.State
 			if prev == ec2.StateStopped {
 				in.State = ec2.StatePending
@@ -144,7 +144,7 @@ func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *APIError
 		if e := s.checkInstanceIDs([]string{id}); e != nil {
 			return e
 		}
-		in := s.instances[id]
+		in := s.model.Instances[id]
 		if e := refuse(ec2.InstanceRefusals, "ModifyInstanceMetadataOptions", in); e != nil {
 			return e
 		}
@@ -229,7 +229,7 @@ func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *APIError) {
 		if c.dryRun {
 			return errDryRun()
 		}
-		in := s.instances[id]
+		in := s.model.Instances[id]
 		*changes[0].field(in) = changes[0].v
 		s.save(bucketInstances, in.ID, in)
 		return nil

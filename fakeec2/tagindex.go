@@ -6,45 +6,6 @@ import (
 	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
-// tagIndex maps tag key -> value -> instance IDs, so that DescribeInstances with an exact
-// tag:KEY filter looks at the matching instances only instead of scanning them all.
-// Callers hold s.mu.
-type tagIndex map[string]map[string]map[string]struct{}
-
-func (ix tagIndex) add(id string, tags []ec2.Tag) {
-	for _, t := range tags {
-		vals := ix[t.Key]
-		if vals == nil {
-			vals = map[string]map[string]struct{}{}
-			ix[t.Key] = vals
-		}
-		ids := vals[t.Value]
-		if ids == nil {
-			ids = map[string]struct{}{}
-			vals[t.Value] = ids
-		}
-		ids[id] = struct{}{}
-	}
-}
-
-func (ix tagIndex) remove(id string, tags []ec2.Tag) {
-	for _, t := range tags {
-		if ids := ix[t.Key][t.Value]; ids != nil {
-			delete(ids, id)
-			if len(ids) == 0 {
-				delete(ix[t.Key], t.Value)
-			}
-		}
-	}
-}
-
-// setInstanceTags replaces an instance's tags, keeping the index in step.
-func (s *Server) setInstanceTags(in *ec2.Instance, tags []ec2.Tag) {
-	s.instTags.remove(in.ID, in.Tags)
-	in.Tags = tags
-	s.instTags.add(in.ID, tags)
-}
-
 // instanceCandidates narrows a DescribeInstances scan with the index: for the most
 // selective exact tag:KEY filter, the instances carrying one of its values. ok is false
 // when no filter can use the index.
@@ -62,7 +23,7 @@ func (s *Server) instanceCandidates(fs []filter) (cands []*ec2.Instance, ok bool
 				wild = true
 				break
 			}
-			n += len(s.instTags[key][v])
+			n += len(s.model.InstTags[key][v])
 		}
 		if wild || (best >= 0 && n >= best) {
 			continue
@@ -71,10 +32,10 @@ func (s *Server) instanceCandidates(fs []filter) (cands []*ec2.Instance, ok bool
 		cands = cands[:0]
 		seen := map[string]bool{}
 		for _, v := range f.Values {
-			for id := range s.instTags[key][v] {
+			for id := range s.model.InstTags[key][v] {
 				if !seen[id] {
 					seen[id] = true
-					if in := s.instances[id]; in != nil {
+					if in := s.model.Instances[id]; in != nil {
 						cands = append(cands, in)
 					}
 				}

@@ -27,7 +27,7 @@ func (s *Server) findTaggable(id string) (*taggable, *APIError) {
 	}
 	switch prefix {
 	case "i":
-		if r := s.instances[id]; r != nil {
+		if r := s.model.Instances[id]; r != nil {
 			return &taggable{id, "instance", r.Seq, &r.Tags, bucketInstances, r}, nil
 		}
 		if !validID(id, "i") {
@@ -35,47 +35,47 @@ func (s *Server) findTaggable(id string) (*taggable, *APIError) {
 		}
 		return nil, errInstanceNotFound(id)
 	case "vol":
-		if r := s.volumes[id]; r != nil {
+		if r := s.model.Volumes[id]; r != nil {
 			return &taggable{id, "volume", r.Seq, &r.Tags, bucketVolumes, r}, nil
 		}
 		return nil, badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
 	case "eni":
-		if r := s.enis[id]; r != nil {
+		if r := s.model.ENIs[id]; r != nil {
 			return &taggable{id, "network-interface", r.Seq, &r.Tags, bucketENIs, r}, nil
 		}
 		return notFound(CodeInvalidNetworkInterfaceNotFound, "networkInterface")
 	case "subnet":
-		if r := s.subnets[id]; r != nil {
+		if r := s.model.Subnets[id]; r != nil {
 			return &taggable{id, "subnet", r.Seq, &r.Tags, bucketSubnets, r}, nil
 		}
 		return notFound(CodeInvalidSubnetIDNotFound, "subnet")
 	case "sg":
-		if r := s.groups[id]; r != nil {
+		if r := s.model.Groups[id]; r != nil {
 			return &taggable{id, "security-group", r.Seq, &r.Tags, bucketGroups, r}, nil
 		}
 		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
 	case "vpc":
-		if r := s.vpcs[id]; r != nil {
+		if r := s.model.VPCs[id]; r != nil {
 			return &taggable{id, "vpc", r.Seq, &r.Tags, bucketVPCs, r}, nil
 		}
 		return notFound("InvalidVpcID.NotFound", "vpc")
 	case "ami":
-		if r := s.images[id]; r != nil {
+		if r := s.model.Images[id]; r != nil {
 			return &taggable{id, "image", r.Seq, &r.Tags, bucketImages, r}, nil
 		}
 		return nil, badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
 	case "lt":
-		if r := s.templates[id]; r != nil {
+		if r := s.model.Templates[id]; r != nil {
 			return &taggable{id, "launch-template", r.Seq, &r.Tags, bucketTemplates, r}, nil
 		}
 		return nil, badRequest(CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
 	case "snap":
-		if r := s.snapshots[id]; r != nil {
+		if r := s.model.Snapshots[id]; r != nil {
 			return &taggable{id, "snapshot", r.Seq, &r.Tags, bucketSnapshots, r}, nil
 		}
 		return nil, errSnapshotNotFound(id)
 	case "fleet":
-		if r := s.fleets[id]; r != nil {
+		if r := s.model.Fleets[id]; r != nil {
 			return &taggable{id, "fleet", r.Seq, &r.Tags, bucketFleets, r}, nil
 		}
 		return notFound("InvalidFleetId.NotFound", "fleet")
@@ -85,34 +85,34 @@ func (s *Server) findTaggable(id string) (*taggable, *APIError) {
 
 func (s *Server) allTaggables() []*taggable {
 	var out []*taggable
-	for _, r := range s.instances {
+	for _, r := range s.model.Instances {
 		out = append(out, &taggable{r.ID, "instance", r.Seq, &r.Tags, bucketInstances, r})
 	}
-	for _, r := range s.volumes {
+	for _, r := range s.model.Volumes {
 		out = append(out, &taggable{r.ID, "volume", r.Seq, &r.Tags, bucketVolumes, r})
 	}
-	for _, r := range s.enis {
+	for _, r := range s.model.ENIs {
 		out = append(out, &taggable{r.ID, "network-interface", r.Seq, &r.Tags, bucketENIs, r})
 	}
-	for _, r := range s.subnets {
+	for _, r := range s.model.Subnets {
 		out = append(out, &taggable{r.ID, "subnet", r.Seq, &r.Tags, bucketSubnets, r})
 	}
-	for _, r := range s.groups {
+	for _, r := range s.model.Groups {
 		out = append(out, &taggable{r.ID, "security-group", r.Seq, &r.Tags, bucketGroups, r})
 	}
-	for _, r := range s.vpcs {
+	for _, r := range s.model.VPCs {
 		out = append(out, &taggable{r.ID, "vpc", r.Seq, &r.Tags, bucketVPCs, r})
 	}
-	for _, r := range s.images {
+	for _, r := range s.model.Images {
 		out = append(out, &taggable{r.ID, "image", r.Seq, &r.Tags, bucketImages, r})
 	}
-	for _, r := range s.templates {
+	for _, r := range s.model.Templates {
 		out = append(out, &taggable{r.ID, "launch-template", r.Seq, &r.Tags, bucketTemplates, r})
 	}
-	for _, r := range s.snapshots {
+	for _, r := range s.model.Snapshots {
 		out = append(out, &taggable{r.ID, "snapshot", r.Seq, &r.Tags, bucketSnapshots, r})
 	}
-	for _, r := range s.fleets {
+	for _, r := range s.model.Fleets {
 		out = append(out, &taggable{r.ID, "fleet", r.Seq, &r.Tags, bucketFleets, r})
 	}
 	return out
@@ -200,7 +200,7 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 		}
 		for _, t := range targets {
 			if in, ok := t.record.(*ec2.Instance); ok {
-				s.setInstanceTags(in, ec2.SetTags(in.Tags, tags))
+				s.model.SetInstanceTags(in, ec2.SetTags(in.Tags, tags))
 			} else {
 				*t.tags = ec2.SetTags(*t.tags, tags)
 			}
@@ -248,7 +248,7 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 				next = ec2.DeleteTags(*t.tags, dels)
 			}
 			if in, ok := t.record.(*ec2.Instance); ok {
-				s.setInstanceTags(in, next)
+				s.model.SetInstanceTags(in, next)
 			} else {
 				*t.tags = next
 			}

@@ -77,7 +77,7 @@ func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeVolumesResponse{}
-	page, next, err := req.run(s.volumes, func(id string) *APIError {
+	page, next, err := req.run(s.model.Volumes, func(id string) *APIError {
 		if !validID(id, "vol") {
 			return badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
 		}
@@ -169,7 +169,7 @@ func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeENIsResponse{}
-	page, next, err := req.run(s.enis, func(id string) *APIError {
+	page, next, err := req.run(s.model.ENIs, func(id string) *APIError {
 		return badRequest(CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
 	})
 	if err != nil {

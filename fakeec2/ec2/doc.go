@@ -5,7 +5,9 @@
 // subnets, security groups, images, launch templates, fleets, tags), plain values that
 // fakeec2 persists as JSON: their field names and JSON tags are the on-disk format, and
 // old state files must still load. states.go holds the states as EC2 spells them,
-// fleet.go what a fleet keeps of its request and its failed pools, and refusals.go the
+// fleet.go what a fleet keeps of its request and its failed pools, state.go the State
+// that holds them all by ID (with the instance tag index and the subnets' address
+// allocation, operations that need no lock, clock or store), and refusals.go the
 // one table of preconditions every mutating action consults: Refuse answers a Refusal
 // (EC2's code and message), which fakeec2 turns into its wire error in one place.
 //
