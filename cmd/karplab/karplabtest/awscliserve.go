@@ -3,7 +3,6 @@ package karplabtest
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -156,9 +155,9 @@ func (p *cliProcess) exec(req cliRequest, timeout time.Duration) (cliAnswer, err
 	return a, json.Unmarshal(line, &a)
 }
 
-// serve runs `aws ARGS` in dir with env (KEY=VALUE, its whole environment) on an idle
-// server of the CLI, starting one when none is idle.
-func (c AWSCLI) serve(env []string, dir string, timeout time.Duration, args ...string) (string, string, error) {
+// serve runs `aws ARGS` in dir with vars (its whole environment) on an idle server of the
+// CLI, starting one when none is idle, and returns the CLI's answer.
+func (c AWSCLI) serve(vars map[string]string, dir string, timeout time.Duration, args ...string) (cliAnswer, error) {
 	idleCLIs.Lock()
 	var p *cliProcess
 	if idle := idleCLIs.byPath[c.Path]; len(idle) > 0 {
@@ -168,18 +167,13 @@ func (c AWSCLI) serve(env []string, dir string, timeout time.Duration, args ...s
 	if p == nil {
 		var err error
 		if p, err = startCLIServer(c.Path); err != nil {
-			return "", "", err
+			return cliAnswer{}, err
 		}
-	}
-	vars := make(map[string]string, len(env))
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v // a later value wins, as exec's does
 	}
 	a, err := p.exec(cliRequest{Argv: args, Env: vars, Dir: dir}, timeout)
 	if err != nil {
 		p.cmd.Process.Kill()
-		return "", "", err
+		return cliAnswer{}, err
 	}
 	idleCLIs.Lock()
 	if idleCLIs.byPath == nil {
@@ -187,10 +181,17 @@ func (c AWSCLI) serve(env []string, dir string, timeout time.Duration, args ...s
 	}
 	idleCLIs.byPath[c.Path] = append(idleCLIs.byPath[c.Path], p)
 	idleCLIs.Unlock()
-	if a.RC != 0 {
-		return a.Stdout, a.Stderr, &ExitCodeError{Code: a.RC}
+	return a, nil
+}
+
+// envVars is env (KEY=VALUE) as a map; a later value wins, as exec's does.
+func envVars(env []string) map[string]string {
+	vars := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
 	}
-	return a.Stdout, a.Stderr, nil
+	return vars
 }
 
 // cliShim is the `aws` a shell finds first on PATH in ShimDir: it hands its argv,
@@ -251,25 +252,12 @@ func (c AWSCLI) answerShim(conn net.Conn) {
 	if err == nil {
 		err = json.Unmarshal(line, &req)
 	}
-	a := cliAnswer{RC: 255}
+	var a cliAnswer
+	if err == nil {
+		a, err = c.serve(req.Env, req.Dir, 5*time.Minute, req.Argv...)
+	}
 	if err != nil {
-		a.Stderr = fmt.Sprintf("karplabtest: a bad request from the aws shim: %v\n", err)
-	} else {
-		env := make([]string, 0, len(req.Env))
-		for k, v := range req.Env {
-			env = append(env, k+"="+v)
-		}
-		var runErr error
-		a.Stdout, a.Stderr, runErr = c.serve(env, req.Dir, 5*time.Minute, req.Argv...)
-		var exit *ExitCodeError
-		switch {
-		case runErr == nil:
-			a.RC = 0
-		case errors.As(runErr, &exit):
-			a.RC = exit.Code
-		default:
-			a.Stderr += fmt.Sprintf("karplabtest: %v\n", runErr)
-		}
+		a = cliAnswer{RC: 255, Stderr: fmt.Sprintf("karplabtest: the aws shim's command: %v\n", err)}
 	}
 	b, _ := json.Marshal(a)
 	conn.Write(b)

@@ -66,7 +66,11 @@ func AWSCLIs(t testing.TB) []AWSCLI {
 func (c AWSCLI) Run(t testing.TB, url, accessKey string, args ...string) (string, string, error) {
 	t.Helper()
 	env, argv := c.runEnv(t, url, accessKey, args)
-	return c.serve(env, t.TempDir(), 60*time.Second, argv...)
+	a, err := c.serve(envVars(env), t.TempDir(), 60*time.Second, argv...)
+	if err == nil && a.RC != 0 {
+		err = &ExitCodeError{Code: a.RC}
+	}
+	return a.Stdout, a.Stderr, err
 }
 
 // RunProcess is Run in a process of its own, as a shell starts the CLI.
