@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // What a person asks about the account itself: DescribeRegions,
@@ -44,11 +45,11 @@ var regionAttrs = attrTable[regionRow]{
 	"opt-in-status": func(r regionRow) []string { return one(r.status) },
 }
 
-func (s *Server) describeRegions(c *call) (wireResponse, *APIError) {
+func (s *Server) describeRegions(c *call) (wireResponse, *wire.Error) {
 	var all bool
 	req, err := parseDescribe(c, describeSpec[regionRow]{attrs: regionAttrs, noPaging: true,
-		params: func(q *query) (e *APIError) {
-			all, _, e = q.boolean("AllRegions")
+		params: func(q *wire.Query) (e *wire.Error) {
+			all, _, e = q.Bool("AllRegions")
 			return e
 		},
 		idParam: "RegionName", dedupe: true, seq: func(r regionRow) uint64 { return r.seq }})
@@ -74,7 +75,7 @@ func (s *Server) describeRegions(c *call) (wireResponse, *APIError) {
 		r.seq = uint64(i + 1)
 		rows[name] = r
 	}
-	page, _, err := req.run(rows, func(n string) *APIError { return errInvalidValue("Invalid region names: [%s]", n) })
+	page, _, err := req.run(rows, func(n string) *wire.Error { return wire.InvalidValue("Invalid region names: [%s]", n) })
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +102,7 @@ type describeAccountAttributesResponse struct {
 	Attributes []xmlAccountAttribute `xml:"accountAttributeSet>item"`
 }
 
-func (s *Server) describeAccountAttributes(c *call) (wireResponse, *APIError) {
+func (s *Server) describeAccountAttributes(c *call) (wireResponse, *wire.Error) {
 	s.mu.RLock()
 	defVPC := "none"
 	if v := s.defaultVPC(); v != nil {
@@ -118,10 +119,10 @@ func (s *Server) describeAccountAttributes(c *call) (wireResponse, *APIError) {
 	}
 	order := []string{"supported-platforms", "vpc-max-security-groups-per-interface", "max-elastic-ips", "max-instances",
 		"vpc-max-elastic-ips", "default-vpc"}
-	names := c.q.strs("AttributeName")
+	names := c.q.Strs("AttributeName")
 	for _, n := range names {
 		if attrs[n] == nil {
-			return nil, errInvalidValue("Value (%s) for parameter attributeName is invalid. Unknown attribute.", n)
+			return nil, wire.InvalidValue("Value (%s) for parameter attributeName is invalid. Unknown attribute.", n)
 		}
 	}
 	resp := &describeAccountAttributesResponse{}
@@ -149,7 +150,7 @@ type describeKeyPairsResponse struct {
 
 // describeNone answers a Describe of records the lab never has: the filters are checked,
 // the first ID or name asked for is not found, and the list is empty.
-func describeNone(c *call, d describeSpec[struct{}], idNotFound func(string) *APIError) *APIError {
+func describeNone(c *call, d describeSpec[struct{}], idNotFound func(string) *wire.Error) *wire.Error {
 	req, err := parseDescribe(c, d)
 	if err != nil {
 		return err
@@ -160,17 +161,17 @@ func describeNone(c *call, d describeSpec[struct{}], idNotFound func(string) *AP
 
 func noTags(struct{}) []ec2.Tag { return nil }
 
-func (s *Server) describeKeyPairs(c *call) (wireResponse, *APIError) {
-	notFound := func(name string) *APIError {
-		return badRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", name)
+func (s *Server) describeKeyPairs(c *call) (wireResponse, *wire.Error) {
+	notFound := func(name string) *wire.Error {
+		return wire.BadRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", name)
 	}
 	// KeyName is looked up before KeyPairId, as EC2 does.
 	if err := describeNone(c, describeSpec[struct{}]{attrs: noneTable[struct{}]("key-name", "key-pair-id", "fingerprint", "key-type"),
 		tags: noTags, noPaging: true, idParam: "KeyName", nameParam: "KeyPairId",
-		byName: func(id string) (struct{}, *APIError) { return struct{}{}, notFound(id) }}, notFound); err != nil {
+		byName: func(id string) (struct{}, *wire.Error) { return struct{}{}, notFound(id) }}, notFound); err != nil {
 		return nil, err
 	}
-	if _, _, err := c.q.boolean("IncludePublicKey"); err != nil {
+	if _, _, err := c.q.Bool("IncludePublicKey"); err != nil {
 		return nil, err
 	}
 	return &describeKeyPairsResponse{}, nil
@@ -183,15 +184,15 @@ type describeAddressesResponse struct {
 	} `xml:"addressesSet>item"`
 }
 
-func (s *Server) describeAddresses(c *call) (wireResponse, *APIError) {
+func (s *Server) describeAddresses(c *call) (wireResponse, *wire.Error) {
 	attrs := noneTable[struct{}]("allocation-id", "association-id", "domain", "instance-id", "network-border-group",
 		"network-interface-id", "network-interface-owner-id", "private-ip-address", "public-ip")
 	if err := describeNone(c, describeSpec[struct{}]{attrs: attrs, tags: noTags, noPaging: true,
 		idParam: "PublicIp", nameParam: "AllocationId",
-		byName: func(id string) (struct{}, *APIError) {
-			return struct{}{}, badRequest("InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist", id)
-		}}, func(ip string) *APIError {
-		return badRequest("InvalidAddress.NotFound", "Address '%s' not found.", ip)
+		byName: func(id string) (struct{}, *wire.Error) {
+			return struct{}{}, wire.BadRequest("InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist", id)
+		}}, func(ip string) *wire.Error {
+		return wire.BadRequest("InvalidAddress.NotFound", "Address '%s' not found.", ip)
 	}); err != nil {
 		return nil, err
 	}
@@ -278,7 +279,7 @@ type describeRouteTablesResponse struct {
 	NextToken   string          `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) describeRouteTables(c *call) (wireResponse, *APIError) {
+func (s *Server) describeRouteTables(c *call) (wireResponse, *wire.Error) {
 	attrs := attrTable[routeTable]{}
 	for k, f := range routeTableAttrs {
 		attrs[k] = f
@@ -291,8 +292,8 @@ func (s *Server) describeRouteTables(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, aerr := req.run(s.routeTables(), func(id string) *APIError {
-		return badRequest("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
+	page, next, aerr := req.run(s.routeTables(), func(id string) *wire.Error {
+		return wire.BadRequest("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
 	})
 	if aerr != nil {
 		return nil, aerr

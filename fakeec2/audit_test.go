@@ -1,6 +1,10 @@
 package fakeec2
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
+)
 
 func TestAuditBoundKeepsMutations(t *testing.T) {
 	s, err := New(Options{IDs: NewSequentialIDs()})
@@ -15,7 +19,7 @@ func TestAuditBoundKeepsMutations(t *testing.T) {
 		case i%1000 == 0:
 			e = &AuditEvent{Action: "RunInstances", Created: []string{"i-1"}}
 		case i%1000 == 1:
-			e.ErrorCode = CodeRequestLimitExceeded
+			e.ErrorCode = wire.CodeRequestLimitExceeded
 		}
 		s.recordAudit(e)
 	}

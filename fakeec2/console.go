@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // GetConsoleOutput: the simulated serial console of an instance, the boot log a person
@@ -27,12 +28,12 @@ type getConsoleOutputResponse struct {
 // maxConsoleBytes is how much EC2 keeps of the console (the last 64 KiB).
 const maxConsoleBytes = 64 << 10
 
-func (s *Server) getConsoleOutput(c *call) (wireResponse, *APIError) {
-	id := c.q.str("InstanceId")
+func (s *Server) getConsoleOutput(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("InstanceId")
 	if id == "" {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
-	if _, _, err := c.q.boolean("Latest"); err != nil {
+	if _, _, err := c.q.Bool("Latest"); err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
@@ -71,7 +72,7 @@ func (s *Server) consoleLog(in *ec2.Instance) string {
 	line(3.214, "systemd[1]: Hostname set to <%s>.", strings.TrimSuffix(in.PrivateDNS, "."+s.region+".compute.internal"))
 	fmt.Fprintf(&b, "cloud-init[1612]: Cloud-init v. 22.2.2 running 'init' at %s. Up 5.12 seconds.\r\n", t.Add(5*time.Second).UTC().Format(time.RFC1123Z))
 	fmt.Fprintf(&b, "cloud-init[1612]: ci-info: | eth0 | True | %s | 255.255.224.0 | global | %s |\r\n", in.PrivateIP, s.macOf(in))
-	for _, part := range userDataParts(decodeUserData(in.UserData)) {
+	for _, part := range userDataParts(wire.DecodeUserData(in.UserData)) {
 		switch {
 		case strings.Contains(part.contentType, "node.eks.aws"):
 			fmt.Fprintf(&b, "nodeadm[1790]: {\"level\":\"info\",\"msg\":\"Loading configuration\",\"configSource\":\"imds://user-data\"}\r\n")

@@ -1,6 +1,9 @@
 package fakeec2
 
-import "github.com/karplab/karplab/fakeec2/ec2"
+import (
+	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
+)
 
 // describeSpec is the shape the Describe handlers share: filters over a record table,
 // MaxResults/NextToken paging by Seq, and lists of IDs or names. Each knob's zero value
@@ -13,19 +16,19 @@ type describeSpec[T any] struct {
 	seq      func(T) uint64
 	// compile replaces attrs and tags where a table is not enough (DescribeTags' resource
 	// filters, DescribeCapacityReservations' names that never match).
-	compile func([]filter) (func(T) bool, *APIError)
+	compile func([]wire.Filter) (func(T) bool, *wire.Error)
 	// params reads the action's other parameters, after paging and before the lists, so
 	// errors come in the order EC2 gives them.
-	params    func(*query) *APIError
-	idParam   string                           // "VpcId", "VolumeId", ...
-	nameParam string                           // a second list, looked up with byName ("GroupName")
-	byName    func(name string) (T, *APIError) // called under s.mu
+	params    func(*wire.Query) *wire.Error
+	idParam   string                             // "VpcId", "VolumeId", ...
+	nameParam string                             // a second list, looked up with byName ("GroupName")
+	byName    func(name string) (T, *wire.Error) // called under s.mu
 	// withMax, when set, refuses an ID or name list with MaxResults: InvalidParameterCombination
 	// with this message.
 	withMax  string
-	checkIDs func(ids []string) *APIError // every ID at once, before the lookups; under s.mu
-	dedupe   bool                         // an ID named twice is answered once
-	keep     func(T) bool                 // a selection besides the filters (Owner, IncludeAllInstances)
+	checkIDs func(ids []string) *wire.Error // every ID at once, before the lookups; under s.mu
+	dedupe   bool                           // an ID named twice is answered once
+	keep     func(T) bool                   // a selection besides the filters (Owner, IncludeAllInstances)
 }
 
 // setWithMax is EC2's message for an ID list named set sent with MaxResults.
@@ -50,14 +53,14 @@ type describeReq[T any] struct {
 	ids, names []string
 }
 
-func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *APIError) {
-	fs, err := c.q.filters()
+func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *wire.Error) {
+	fs, err := c.q.Filters()
 	if err != nil {
 		return nil, err
 	}
 	compile := d.compile
 	if compile == nil {
-		compile = func(fs []filter) (func(T) bool, *APIError) { return compileFilters(fs, d.attrs, d.tags) }
+		compile = func(fs []wire.Filter) (func(T) bool, *wire.Error) { return compileFilters(fs, d.attrs, d.tags) }
 	}
 	pred, err := compile(fs)
 	if err != nil {
@@ -75,13 +78,13 @@ func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *APIErro
 		}
 	}
 	if d.idParam != "" {
-		r.ids = c.q.strs(d.idParam)
+		r.ids = c.q.Strs(d.idParam)
 	}
 	if d.nameParam != "" {
-		r.names = c.q.strs(d.nameParam)
+		r.names = c.q.Strs(d.nameParam)
 	}
 	if d.withMax != "" && len(r.ids)+len(r.names) > 0 && r.page.max > 0 {
-		return nil, badRequest(CodeInvalidParameterCombination, "%s", d.withMax)
+		return nil, wire.BadRequest(wire.CodeInvalidParameterCombination, "%s", d.withMax)
 	}
 	return r, nil
 }
@@ -89,7 +92,7 @@ func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *APIErro
 // run answers one page: the records named by the ID and name lists (the first unknown
 // one fails, IDs with notFound's error) or all of them, sorted by Seq, kept and
 // filtered. Callers hold s.mu.
-func (r *describeReq[T]) run(all map[string]T, notFound func(id string) *APIError) ([]T, string, *APIError) {
+func (r *describeReq[T]) run(all map[string]T, notFound func(id string) *wire.Error) ([]T, string, *wire.Error) {
 	d := r.spec
 	if d.checkIDs != nil {
 		if err := d.checkIDs(r.ids); err != nil {

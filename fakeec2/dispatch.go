@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // call is one EC2 request on its way through a handler.
@@ -14,7 +15,7 @@ type call struct {
 	action    string
 	requestID string
 	caller    string
-	q         *query
+	q         *wire.Query
 	now       time.Time
 	dryRun    bool
 	event     *AuditEvent
@@ -23,7 +24,7 @@ type call struct {
 	replay    []byte       // the stored answer when this call repeats a ClientToken
 }
 
-type handlerFunc func(s *Server, c *call) (wireResponse, *APIError)
+type handlerFunc func(s *Server, c *call) (wireResponse, *wire.Error)
 
 type actionSpec struct {
 	fn handlerFunc
@@ -130,7 +131,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 		var err error
 		out, err = marshalResponse(c.action, reqID, body)
 		if err != nil {
-			apiErr = errInternal("encoding the response: %v", err)
+			apiErr = wire.Internal("encoding the response: %v", err)
 		} else if c.idemKey != "" {
 			s.rememberIdempotent(c.idemKey, reqID, out)
 		}
@@ -150,7 +151,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 				err = err2
 			}
 			if err != nil {
-				status, apiErr = http.StatusInternalServerError, errInternal("persisting state: %v", err)
+				status, apiErr = http.StatusInternalServerError, wire.Internal("persisting state: %v", err)
 				out = marshalError(apiErr, reqID)
 			}
 		}
@@ -164,7 +165,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 	if s.log.Enabled(r.Context(), levelBodies) {
 		params := map[string]string{}
 		if c.q != nil {
-			params = c.q.flatten()
+			params = c.q.Flatten()
 		}
 		s.log.Log(r.Context(), levelBodies, "ec2 body", "requestId", reqID, "params", params, "response", string(out))
 	}
@@ -174,36 +175,36 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 // levelBodies is the slog level of request and response bodies (-v 2).
 const levelBodies = -8
 
-func (s *Server) handle(r *http.Request, c *call) (wireResponse, *APIError) {
+func (s *Server) handle(r *http.Request, c *call) (wireResponse, *wire.Error) {
 	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
 	if err := r.ParseForm(); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, apiErr(http.StatusRequestEntityTooLarge, CodeInvalidHTTPRequest, "The request body is too large.")
+			return nil, wire.Errorf(http.StatusRequestEntityTooLarge, wire.CodeInvalidHTTPRequest, "The request body is too large.")
 		}
-		return nil, badRequest("MalformedQueryString", "The query string is malformed: %v", err)
+		return nil, wire.BadRequest("MalformedQueryString", "The query string is malformed: %v", err)
 	}
-	q, err := parseQuery(r.Form)
+	q, err := wire.ParseQuery(r.Form)
 	if err != nil {
-		return nil, badRequest("MalformedQueryString", "%v", err)
+		return nil, wire.BadRequest("MalformedQueryString", "%v", err)
 	}
 	c.q = q
-	c.action = q.str("Action")
+	c.action = q.Str("Action")
 	if c.action == "" {
-		return nil, badRequest(CodeMissingAction, "The request must contain the parameter Action")
+		return nil, wire.BadRequest(wire.CodeMissingAction, "The request must contain the parameter Action")
 	}
 	spec, ok := actions[c.action]
 	if !ok {
-		return nil, badRequest(CodeInvalidAction, "The action %s is not valid for this web service.", c.action)
+		return nil, wire.BadRequest(wire.CodeInvalidAction, "The action %s is not valid for this web service.", c.action)
 	}
 	c.event = &AuditEvent{
 		Service: "ec2", Time: c.now, Action: c.action, Caller: c.caller, RequestID: c.requestID,
-		SourceIP: r.RemoteAddr, UserAgent: r.UserAgent(), Parameters: q.flatten(), ReadOnly: !spec.mutating,
+		SourceIP: r.RemoteAddr, UserAgent: r.UserAgent(), Parameters: q.Flatten(), ReadOnly: !spec.mutating,
 	}
-	if v := q.str("Version"); v != "" && v != "2016-11-15" {
-		return nil, errInvalidValue("Version %q is not supported; this endpoint speaks 2016-11-15.", v)
+	if v := q.Str("Version"); v != "" && v != "2016-11-15" {
+		return nil, wire.InvalidValue("Version %q is not supported; this endpoint speaks 2016-11-15.", v)
 	}
-	dry, _, derr := q.boolean("DryRun")
+	dry, _, derr := q.Bool("DryRun")
 	if derr != nil {
 		return nil, derr
 	}
@@ -217,9 +218,9 @@ func (s *Server) handle(r *http.Request, c *call) (wireResponse, *APIError) {
 		return nil, e
 	}
 	if dry && !spec.mutating {
-		return nil, errDryRun()
+		return nil, wire.DryRun()
 	}
-	if tok := q.str("ClientToken"); tok != "" && spec.mutating && !dry {
+	if tok := q.Str("ClientToken"); tok != "" && spec.mutating && !dry {
 		// EC2 answers a repeated ClientToken with the first call's result and does nothing
 		// again; SDK retries rely on it.
 		c.idemKey = c.action + "\x00" + c.caller + "\x00" + tok
@@ -235,7 +236,7 @@ func (s *Server) handle(r *http.Request, c *call) (wireResponse, *APIError) {
 
 // mutate runs fn under the store lock and queues its writes; the request answers once
 // they are durable.
-func (s *Server) mutate(c *call, fn func() *APIError) *APIError {
+func (s *Server) mutate(c *call, fn func() *wire.Error) *wire.Error {
 	s.mu.Lock()
 	s.advanceLocked(c.now)
 	seq := s.seq

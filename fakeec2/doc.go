@@ -7,8 +7,9 @@
 // Layout, moto-style: the EC2 model (package fakeec2/ec2: the resource records, their
 // states and the table of the state rules every mutating action consults) and the store
 // and its behaviour (server.go, billing.go, audit.go, policy.go, faults.go) never see form
-// values or XML; query.go decodes requests, xml.go and errors.go encode answers (errors.go's
-// refuse turns the model's refusal into EC2's error), dispatch.go routes by Action, and one
+// values or XML; package fakeec2/ec2/wire decodes requests (query.go) and holds EC2's
+// errors (errors.go, whose Refuse turns the model's refusal into EC2's error), xml.go
+// encodes answers, dispatch.go routes by Action, and one
 // file per resource family (instances.go, fleet.go, launchtemplates.go, volumes.go,
 // network.go, networkwrites.go, images.go, instancetypes.go, tags.go) parses, calls and
 // serialises; the largest keep their XML shapes and Describe handlers in a *_wire.go beside

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // EBS volume lifecycle: CreateVolume, AttachVolume, DetachVolume, DeleteVolume,
@@ -19,28 +20,28 @@ var volSizes = map[string][2]int32{
 	"st1": {125, 16384}, "sc1": {125, 16384}, "standard": {1, 1024},
 }
 
-func checkVolumeSize(typ string, size int32) *APIError {
+func checkVolumeSize(typ string, size int32) *wire.Error {
 	r := volSizes[typ]
 	if size < r[0] {
-		return errInvalidValue("Volume of %dGiB is too small; minimum is %dGiB.", size, r[0])
+		return wire.InvalidValue("Volume of %dGiB is too small; minimum is %dGiB.", size, r[0])
 	}
 	if size > r[1] {
-		return errInvalidValue("Volume of %dGiB is too large for volume type %s; maximum is %dGiB.", size, typ, r[1])
+		return wire.InvalidValue("Volume of %dGiB is too large for volume type %s; maximum is %dGiB.", size, typ, r[1])
 	}
 	return nil
 }
 
-func errVolumeNotFound(id string) *APIError {
+func errVolumeNotFound(id string) *wire.Error {
 	if !validID(id, "vol") {
-		return badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
+		return wire.BadRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
 	}
-	return badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+	return wire.BadRequest(wire.CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
 }
 
 // findVolume returns a volume that is not being deleted. Callers hold s.mu.
-func (s *Server) findVolume(id string) (*ec2.Volume, *APIError) {
+func (s *Server) findVolume(id string) (*ec2.Volume, *wire.Error) {
 	if id == "" {
-		return nil, errMissing("VolumeId")
+		return nil, wire.Missing("VolumeId")
 	}
 	v := s.model.Volumes[id]
 	if v == nil {
@@ -81,54 +82,54 @@ type volumeRequest struct {
 	tags                           map[string][]ec2.Tag
 }
 
-func parseCreateVolume(q *query) (volumeRequest, *APIError) {
-	r := volumeRequest{zone: q.str("AvailabilityZone"), zoneID: q.str("AvailabilityZoneId"), typ: q.str("VolumeType"),
-		snapID: q.str("SnapshotId"), kms: q.str("KmsKeyId")}
+func parseCreateVolume(q *wire.Query) (volumeRequest, *wire.Error) {
+	r := volumeRequest{zone: q.Str("AvailabilityZone"), zoneID: q.Str("AvailabilityZoneId"), typ: q.Str("VolumeType"),
+		snapID: q.Str("SnapshotId"), kms: q.Str("KmsKeyId")}
 	if r.zone == "" && r.zoneID == "" {
-		return r, errMissing("AvailabilityZone")
+		return r, wire.Missing("AvailabilityZone")
 	}
 	if r.typ == "" {
 		r.typ = "gp2" // CreateVolume's documented default
 	}
 	if !validVolumeTypes[r.typ] {
-		return r, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", r.typ)
+		return r, wire.InvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", r.typ)
 	}
-	var err *APIError
-	if r.size, r.hasSize, err = q.integer("Size"); err != nil {
+	var err *wire.Error
+	if r.size, r.hasSize, err = q.Int("Size"); err != nil {
 		return r, err
 	}
-	if r.iops, _, err = q.integer("Iops"); err != nil {
+	if r.iops, _, err = q.Int("Iops"); err != nil {
 		return r, err
 	}
-	if r.throughput, _, err = q.integer("Throughput"); err != nil {
+	if r.throughput, _, err = q.Int("Throughput"); err != nil {
 		return r, err
 	}
-	if r.encrypted, _, err = q.boolean("Encrypted"); err != nil {
+	if r.encrypted, _, err = q.Bool("Encrypted"); err != nil {
 		return r, err
 	}
-	if r.tags, err = q.specTags(volumeTagTypes); err != nil {
+	if r.tags, err = specTags(q, volumeTagTypes); err != nil {
 		return r, err
 	}
 	switch {
 	case r.snapID == "" && !r.hasSize:
-		return r, errMissing("size")
+		return r, wire.Missing("size")
 	case (r.typ == "io1" || r.typ == "io2") && r.iops == 0:
-		return r, errMissing("iops")
+		return r, wire.Missing("iops")
 	case r.iops != 0 && r.typ != "gp3" && r.typ != "io1" && r.typ != "io2":
-		return r, errInvalidValue("The parameter iops is not supported for %s volumes.", r.typ)
+		return r, wire.InvalidValue("The parameter iops is not supported for %s volumes.", r.typ)
 	case r.throughput != 0 && r.typ != "gp3":
-		return r, errInvalidValue("The parameter throughput is not supported for %s volumes.", r.typ)
+		return r, wire.InvalidValue("The parameter throughput is not supported for %s volumes.", r.typ)
 	}
 	return r, nil
 }
 
-func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
+func (s *Server) createVolume(c *call) (wireResponse, *wire.Error) {
 	r, err := parseCreateVolume(c.q)
 	if err != nil {
 		return nil, err
 	}
 	var out *ec2.Volume
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if r.zone == "" {
 			for _, z := range s.zones {
 				if z.ID == r.zoneID {
@@ -138,7 +139,7 @@ func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
 		}
 		zoneID, ok := s.zoneID(r.zone)
 		if !ok {
-			return errInvalidValue("Invalid availability zone: [%s]", r.zone)
+			return wire.InvalidValue("Invalid availability zone: [%s]", r.zone)
 		}
 		if r.snapID != "" {
 			sz, encSnap, e := s.snapshotSize(r.snapID)
@@ -148,7 +149,7 @@ func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
 			if !r.hasSize {
 				r.size = int64(sz)
 			} else if r.size < int64(sz) {
-				return errInvalidValue("Volume of size %dGB is smaller than snapshot '%s', expect size >= %dGB", r.size, r.snapID, sz)
+				return wire.InvalidValue("Volume of size %dGB is smaller than snapshot '%s', expect size >= %dGB", r.size, r.snapID, sz)
 			}
 			r.encrypted = r.encrypted || encSnap
 		}
@@ -156,7 +157,7 @@ func (s *Server) createVolume(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		out = s.newVolume(c, r, zoneID)
 		return nil
@@ -209,18 +210,18 @@ type volumeAttachmentResponse struct {
 	xmlVolumeAttachment
 }
 
-func (s *Server) attachVolume(c *call) (wireResponse, *APIError) {
-	vid, iid, dev := c.q.str("VolumeId"), c.q.str("InstanceId"), c.q.str("Device")
+func (s *Server) attachVolume(c *call) (wireResponse, *wire.Error) {
+	vid, iid, dev := c.q.Str("VolumeId"), c.q.Str("InstanceId"), c.q.Str("Device")
 	switch {
 	case vid == "":
-		return nil, errMissing("VolumeId")
+		return nil, wire.Missing("VolumeId")
 	case iid == "":
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	case dev == "":
-		return nil, errMissing("Device")
+		return nil, wire.Missing("Device")
 	}
 	resp := &volumeAttachmentResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
 			return e
@@ -229,11 +230,11 @@ func (s *Server) attachVolume(c *call) (wireResponse, *APIError) {
 			return e
 		}
 		in := s.model.Instances[iid]
-		if e := refuse(ec2.AttachRefusals, "AttachVolume", ec2.Attachment{Volume: v, Instance: in, Device: dev}); e != nil {
+		if e := wire.Refuse(ec2.AttachRefusals, "AttachVolume", ec2.Attachment{Volume: v, Instance: in, Device: dev}); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		v.State, v.InstanceID, v.Device, v.AttachTime, v.DeleteOnTermination = ec2.VolInUse, iid, dev, c.now, false
 		v.AttachState, v.Until = ec2.AttAttaching, c.now.Add(s.volumeDelay)
@@ -252,26 +253,26 @@ func (s *Server) attachVolume(c *call) (wireResponse, *APIError) {
 	return resp, nil
 }
 
-func (s *Server) detachVolume(c *call) (wireResponse, *APIError) {
-	vid := c.q.str("VolumeId")
+func (s *Server) detachVolume(c *call) (wireResponse, *wire.Error) {
+	vid := c.q.Str("VolumeId")
 	if vid == "" {
-		return nil, errMissing("VolumeId")
+		return nil, wire.Missing("VolumeId")
 	}
-	if _, _, err := c.q.boolean("Force"); err != nil {
+	if _, _, err := c.q.Bool("Force"); err != nil {
 		return nil, err
 	}
 	resp := &volumeAttachmentResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
 			return e
 		}
-		d := ec2.Detachment{Volume: v, Instance: s.model.Instances[v.InstanceID], InstanceID: c.q.str("InstanceId"), Device: c.q.str("Device")}
-		if e := refuse(ec2.DetachRefusals, "DetachVolume", d); e != nil {
+		d := ec2.Detachment{Volume: v, Instance: s.model.Instances[v.InstanceID], InstanceID: c.q.Str("InstanceId"), Device: c.q.Str("Device")}
+		if e := wire.Refuse(ec2.DetachRefusals, "DetachVolume", d); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		v.AttachState, v.Until = ec2.AttDetaching, c.now.Add(s.volumeDelay)
 		s.save(bucketVolumes, v.ID, v)
@@ -305,18 +306,18 @@ func (s *Server) finishDetach(v *ec2.Volume) {
 
 // --- DeleteVolume ---
 
-func (s *Server) deleteVolume(c *call) (wireResponse, *APIError) {
-	vid := c.q.str("VolumeId")
-	aerr := s.mutate(c, func() *APIError {
+func (s *Server) deleteVolume(c *call) (wireResponse, *wire.Error) {
+	vid := c.q.Str("VolumeId")
+	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
 			return e
 		}
-		if e := refuse(ec2.VolumeRefusals, "DeleteVolume", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
+		if e := wire.Refuse(ec2.VolumeRefusals, "DeleteVolume", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		v.State, v.Until = ec2.VolDeleting, c.now.Add(s.volumeDelay)
 		s.stopLedger(v.ID, c.now)
@@ -376,31 +377,31 @@ func wireMod(vid string, m *ec2.VolumeModification, now time.Time) xmlVolumeModi
 	return x
 }
 
-func (s *Server) modifyVolume(c *call) (wireResponse, *APIError) {
-	vid := c.q.str("VolumeId")
-	size, hasSize, err := c.q.integer("Size")
+func (s *Server) modifyVolume(c *call) (wireResponse, *wire.Error) {
+	vid := c.q.Str("VolumeId")
+	size, hasSize, err := c.q.Int("Size")
 	if err != nil {
 		return nil, err
 	}
-	iops, hasIops, err := c.q.integer("Iops")
+	iops, hasIops, err := c.q.Int("Iops")
 	if err != nil {
 		return nil, err
 	}
-	thr, hasThr, err := c.q.integer("Throughput")
+	thr, hasThr, err := c.q.Int("Throughput")
 	if err != nil {
 		return nil, err
 	}
-	typ := c.q.str("VolumeType")
+	typ := c.q.Str("VolumeType")
 	if typ != "" && !validVolumeTypes[typ] {
-		return nil, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", typ)
+		return nil, wire.InvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", typ)
 	}
 	resp := &modifyVolumeResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
 			return e
 		}
-		if e := refuse(ec2.VolumeRefusals, "ModifyVolume", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
+		if e := wire.Refuse(ec2.VolumeRefusals, "ModifyVolume", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
 			return e
 		}
 		m := &ec2.VolumeModification{OrigSize: v.SizeGiB, TargetSize: v.SizeGiB, OrigType: v.Type, TargetType: v.Type,
@@ -411,7 +412,7 @@ func (s *Server) modifyVolume(c *call) (wireResponse, *APIError) {
 		}
 		if hasSize {
 			if int32(size) < v.SizeGiB {
-				return errInvalidValue("New size cannot be smaller than existing size")
+				return wire.InvalidValue("New size cannot be smaller than existing size")
 			}
 			m.TargetSize = int32(size)
 		}
@@ -425,10 +426,10 @@ func (s *Server) modifyVolume(c *call) (wireResponse, *APIError) {
 			m.TargetThroughput = int32(thr)
 		}
 		if m.TargetSize == v.SizeGiB && m.TargetType == v.Type && m.TargetIops == v.Iops && m.TargetThroughput == v.Throughput {
-			return errInvalidValue("Modification of volume %s is not needed: the requested configuration is the current one.", vid)
+			return wire.InvalidValue("Modification of volume %s is not needed: the requested configuration is the current one.", vid)
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		v.SizeGiB, v.Type, v.Iops, v.Throughput, v.Mod = m.TargetSize, m.TargetType, m.TargetIops, m.TargetThroughput, m
 		if e := s.ledger[v.ID]; e != nil {
@@ -457,7 +458,7 @@ var volumeModAttrs = attrTable[*ec2.Volume]{
 	"start-time": func(v *ec2.Volume) []string { return one(xmlTime(v.Mod.Start)) },
 }
 
-func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError) {
+func (s *Server) describeVolumesModifications(c *call) (wireResponse, *wire.Error) {
 	now := c.now
 	attrs := attrTable[*ec2.Volume]{}
 	for k, f := range volumeModAttrs {
@@ -466,12 +467,12 @@ func (s *Server) describeVolumesModifications(c *call) (wireResponse, *APIError)
 	attrs["modification-state"] = func(v *ec2.Volume) []string { return one(wireMod(v.ID, v.Mod, now).ModificationState) }
 	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: attrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
 		min: 5, max: 500, idParam: "VolumeId", seq: func(v *ec2.Volume) uint64 { return v.Seq },
-		checkIDs: func(ids []string) *APIError {
+		checkIDs: func(ids []string) *wire.Error {
 			for _, id := range ids {
 				if v := s.model.Volumes[id]; v == nil {
 					return errVolumeNotFound(id)
 				} else if v.Mod == nil {
-					return badRequest("InvalidVolumeModification.NotFound", "Modification for volume '%s' does not exist.", id)
+					return wire.BadRequest("InvalidVolumeModification.NotFound", "Modification for volume '%s' does not exist.", id)
 				}
 			}
 			return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // ENI lifecycle: CreateNetworkInterface, AttachNetworkInterface, DetachNetworkInterface,
@@ -19,43 +20,43 @@ type createENIResponse struct {
 
 var eniTagTypes = map[string]bool{"network-interface": true}
 
-func errENINotFound(id string) *APIError {
+func errENINotFound(id string) *wire.Error {
 	if !validID(id, "eni") {
-		return badRequest("InvalidNetworkInterfaceID.Malformed", "Invalid id: \"%s\" (expecting \"eni-...\")", id)
+		return wire.BadRequest("InvalidNetworkInterfaceID.Malformed", "Invalid id: \"%s\" (expecting \"eni-...\")", id)
 	}
-	return badRequest(CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
+	return wire.BadRequest(wire.CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
 }
 
-func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
-	snID := c.q.str("SubnetId")
+func (s *Server) createNetworkInterface(c *call) (wireResponse, *wire.Error) {
+	snID := c.q.Str("SubnetId")
 	if snID == "" {
-		return nil, errMissing("SubnetId")
+		return nil, wire.Missing("SubnetId")
 	}
-	tags, err := c.q.specTags(eniTagTypes)
+	tags, err := specTags(c.q, eniTagTypes)
 	if err != nil {
 		return nil, err
 	}
-	typ := c.q.str("InterfaceType")
+	typ := c.q.Str("InterfaceType")
 	if typ == "" {
 		typ = "interface"
 	}
 	if typ != "interface" && typ != "efa" && typ != "efa-only" && typ != "trunk" {
-		return nil, errInvalidValue("Value (%s) for parameter InterfaceType is invalid. Valid values: efa, efa-only, trunk", typ)
+		return nil, wire.InvalidValue("Value (%s) for parameter InterfaceType is invalid. Valid values: efa, efa-only, trunk", typ)
 	}
-	want, groups := c.q.str("PrivateIpAddress"), c.q.strs("SecurityGroupId")
+	want, groups := c.q.Str("PrivateIpAddress"), c.q.Strs("SecurityGroupId")
 	resp := &createENIResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		sn := s.model.Subnets[snID]
 		if sn == nil {
-			return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", snID)
+			return wire.BadRequest(wire.CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", snID)
 		}
 		for _, g := range groups {
 			sg := s.model.Groups[g]
 			if sg == nil {
-				return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
+				return wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
 			}
 			if sg.VpcID != sn.VpcID {
-				return badRequest(CodeInvalidParameter, "Security group %s and subnet %s belong to different networks.", g, sn.ID)
+				return wire.BadRequest(wire.CodeInvalidParameter, "Security group %s and subnet %s belong to different networks.", g, sn.ID)
 			}
 		}
 		if len(groups) == 0 {
@@ -67,16 +68,16 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
 			off, ok := s.model.IPOffset(sn.ID, want)
 			_, size := ec2.SubnetRange(sn.CIDR)
 			if _, perr := netip.ParseAddr(want); perr != nil || !ok || off < 4 || off > size-2 {
-				return errInvalidValue("Address %s does not fall within the subnet's address range", want)
+				return wire.InvalidValue("Address %s does not fall within the subnet's address range", want)
 			}
 			if s.model.IPUsed[sn.ID][off] {
-				return badRequest("InvalidIPAddress.InUse", "Address %s is in use.", want)
+				return wire.BadRequest("InvalidIPAddress.InUse", "Address %s is in use.", want)
 			}
 		} else if s.model.FreeIPCount(sn) < 1 {
-			return badRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
+			return wire.BadRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		ip := want
 		if ip == "" {
@@ -85,7 +86,7 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *APIError) {
 			s.model.MarkIP(sn.ID, ip)
 		}
 		n := &ec2.NetworkInterface{Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: sn.ID, VpcID: sn.VpcID, Zone: sn.Zone,
-			ZoneID: sn.ZoneID, PrivateIP: ip, PrivateDNS: s.privateDNS(ip), Description: c.q.str("Description"),
+			ZoneID: sn.ZoneID, PrivateIP: ip, PrivateDNS: s.privateDNS(ip), Description: c.q.Str("Description"),
 			Groups: groups, Status: "available", InterfaceType: typ, Tags: ec2.SetTags(nil, tags["network-interface"])}
 		n.MAC = macFor(n.ID)
 		s.model.ENIs[n.ID] = n
@@ -106,25 +107,25 @@ type attachENIResponse struct {
 	NetworkCardIndex int    `xml:"networkCardIndex"`
 }
 
-func (s *Server) attachNetworkInterface(c *call) (wireResponse, *APIError) {
-	id, iid := c.q.str("NetworkInterfaceId"), c.q.str("InstanceId")
+func (s *Server) attachNetworkInterface(c *call) (wireResponse, *wire.Error) {
+	id, iid := c.q.Str("NetworkInterfaceId"), c.q.Str("InstanceId")
 	switch {
 	case id == "":
-		return nil, errMissing("NetworkInterfaceId")
+		return nil, wire.Missing("NetworkInterfaceId")
 	case iid == "":
-		return nil, errMissing("InstanceId")
-	case !c.q.has("DeviceIndex"):
-		return nil, errMissing("DeviceIndex")
+		return nil, wire.Missing("InstanceId")
+	case !c.q.Has("DeviceIndex"):
+		return nil, wire.Missing("DeviceIndex")
 	}
-	idx, _, err := c.q.integer("DeviceIndex")
+	idx, _, err := c.q.Int("DeviceIndex")
 	if err != nil {
 		return nil, err
 	}
 	if idx < 0 {
-		return nil, errInvalidValue("Value (%d) for parameter deviceIndex is invalid.", idx)
+		return nil, wire.InvalidValue("Value (%d) for parameter deviceIndex is invalid.", idx)
 	}
 	resp := &attachENIResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		n := s.model.ENIs[id]
 		if n == nil {
 			return errENINotFound(id)
@@ -139,11 +140,11 @@ func (s *Server) attachNetworkInterface(c *call) (wireResponse, *APIError) {
 				a.Taken = append(a.Taken, o.DeviceIndex)
 			}
 		}
-		if e := refuse(ec2.InterfaceAttachRefusals, "AttachNetworkInterface", a); e != nil {
+		if e := wire.Refuse(ec2.InterfaceAttachRefusals, "AttachNetworkInterface", a); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		n.Status, n.InstanceID, n.DeviceIndex, n.AttachTime, n.DeleteOnTermination = "in-use", iid, int(idx), c.now, false
 		n.AttachmentID = "eni-attach-" + strings.TrimPrefix(s.newID("eni"), "eni-")
@@ -167,15 +168,15 @@ func (s *Server) maxENIs(typ string) int {
 	return 3
 }
 
-func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
-	att := c.q.str("AttachmentId")
+func (s *Server) detachNetworkInterface(c *call) (wireResponse, *wire.Error) {
+	att := c.q.Str("AttachmentId")
 	if att == "" {
-		return nil, errMissing("AttachmentId")
+		return nil, wire.Missing("AttachmentId")
 	}
-	if _, _, err := c.q.boolean("Force"); err != nil {
+	if _, _, err := c.q.Bool("Force"); err != nil {
 		return nil, err
 	}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		var n *ec2.NetworkInterface
 		for _, x := range s.model.ENIs {
 			if x.AttachmentID == att && x.InstanceID != "" {
@@ -183,13 +184,13 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *APIError) {
 			}
 		}
 		if n == nil {
-			return badRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", att)
+			return wire.BadRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", att)
 		}
-		if e := refuse(ec2.InterfaceRefusals, "DetachNetworkInterface", n); e != nil {
+		if e := wire.Refuse(ec2.InterfaceRefusals, "DetachNetworkInterface", n); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		s.detachENI(n)
 		return nil
@@ -217,21 +218,21 @@ func (s *Server) detachENI(n *ec2.NetworkInterface) {
 	s.save(bucketENIs, n.ID, n)
 }
 
-func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *APIError) {
-	id := c.q.str("NetworkInterfaceId")
+func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("NetworkInterfaceId")
 	if id == "" {
-		return nil, errMissing("NetworkInterfaceId")
+		return nil, wire.Missing("NetworkInterfaceId")
 	}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		n := s.model.ENIs[id]
 		if n == nil {
 			return errENINotFound(id)
 		}
-		if e := refuse(ec2.InterfaceRefusals, "DeleteNetworkInterface", n); e != nil {
+		if e := wire.Refuse(ec2.InterfaceRefusals, "DeleteNetworkInterface", n); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		delete(s.model.ENIs, id)
 		s.remove(bucketENIs, id)
@@ -302,37 +303,37 @@ func (s *Server) wireInstanceENI(n *ec2.NetworkInterface) xmlInstanceENI {
 
 // modifyNetworkInterfaceAttribute changes what the VPC CNI changes: the attachment's
 // DeleteOnTermination, the description, the security groups.
-func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wireResponse, *APIError) {
-	id := c.q.str("NetworkInterfaceId")
+func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("NetworkInterfaceId")
 	if id == "" {
-		return nil, errMissing("NetworkInterfaceId")
+		return nil, wire.Missing("NetworkInterfaceId")
 	}
-	dot, hasDOT, err := c.q.boolean("Attachment.DeleteOnTermination")
+	dot, hasDOT, err := c.q.Bool("Attachment.DeleteOnTermination")
 	if err != nil {
 		return nil, err
 	}
-	groups := c.q.strs("SecurityGroupId")
-	aerr := s.mutate(c, func() *APIError {
+	groups := c.q.Strs("SecurityGroupId")
+	aerr := s.mutate(c, func() *wire.Error {
 		n := s.model.ENIs[id]
 		if n == nil {
 			return errENINotFound(id)
 		}
-		if hasDOT && (n.InstanceID == "" || c.q.str("Attachment.AttachmentId") != n.AttachmentID) {
-			return badRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", c.q.str("Attachment.AttachmentId"))
+		if hasDOT && (n.InstanceID == "" || c.q.Str("Attachment.AttachmentId") != n.AttachmentID) {
+			return wire.BadRequest("InvalidAttachmentID.NotFound", "Interface with attachment ID '%s' does not exist", c.q.Str("Attachment.AttachmentId"))
 		}
 		for _, g := range groups {
 			if sg := s.model.Groups[g]; sg == nil || sg.VpcID != n.VpcID {
-				return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", g, n.VpcID)
+				return wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", g, n.VpcID)
 			}
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		if hasDOT {
 			n.DeleteOnTermination = dot
 		}
-		if c.q.has("Description.Value") {
-			n.Description = c.q.str("Description.Value")
+		if c.q.Has("Description.Value") {
+			n.Description = c.q.Str("Description.Value")
 		}
 		if len(groups) > 0 {
 			n.Groups = groups

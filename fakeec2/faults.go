@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // Fault kinds.
@@ -68,7 +70,7 @@ func (f Fault) matchesAction(action string) bool {
 }
 
 // applyRequestFaults sleeps for latency faults and throttles; it runs before the handler.
-func (s *Server) applyRequestFaults(c *call) *APIError {
+func (s *Server) applyRequestFaults(c *call) *wire.Error {
 	var sleep time.Duration
 	var throttled *Fault
 	s.mu.Lock()
@@ -109,7 +111,7 @@ func (s *Server) applyRequestFaults(c *call) *APIError {
 		time.Sleep(sleep)
 	}
 	if throttled != nil {
-		return errThrottled()
+		return wire.Throttled()
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // attrTable maps a Describe call's filter names to the values a record has for them.
@@ -14,7 +15,7 @@ type attrTable[T any] map[string]func(T) []string
 // compileFilters checks the filter names against table (tag:KEY, tag-key and tag-value
 // are always known when tagsOf is set) and returns the predicate: filters AND, values OR,
 // values may use the * and ? wildcards.
-func compileFilters[T any](fs []filter, table attrTable[T], tagsOf func(T) []ec2.Tag) (func(T) bool, *APIError) {
+func compileFilters[T any](fs []wire.Filter, table attrTable[T], tagsOf func(T) []ec2.Tag) (func(T) bool, *wire.Error) {
 	type compiled struct {
 		values func(T) []string
 		pats   []string
@@ -53,10 +54,10 @@ func compileFilters[T any](fs []filter, table attrTable[T], tagsOf func(T) []ec2
 			get = table[f.Name]
 		}
 		if get == nil {
-			return nil, errInvalidValue("The filter '%s' is invalid", f.Name)
+			return nil, wire.InvalidValue("The filter '%s' is invalid", f.Name)
 		}
 		if len(f.Values) == 0 {
-			return nil, errInvalidValue("The filter '%s' requires at least one value", f.Name)
+			return nil, wire.InvalidValue("The filter '%s' requires at least one value", f.Name)
 		}
 		cs = append(cs, compiled{values: get, pats: f.Values})
 	}
@@ -126,23 +127,23 @@ type pageReq struct {
 // pageParams reads MaxResults/NextToken. As on EC2, a MaxResults below the action's
 // minimum is refused and one above its page size is capped to it (karpenter asks
 // DescribeSpotPriceHistory for 2000, the aws CLI v1 DescribeVolumes for 1000).
-func pageParams(q *query, min, max int) (pageReq, *APIError) {
+func pageParams(q *wire.Query, min, max int) (pageReq, *wire.Error) {
 	var p pageReq
-	n, ok, err := q.integer("MaxResults")
+	n, ok, err := q.Int("MaxResults")
 	if err != nil {
 		return p, err
 	}
 	if ok {
 		if n < int64(min) {
-			return p, errInvalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value greater than %d.", n, min)
+			return p, wire.InvalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value greater than %d.", n, min)
 		}
 		p.max = int(min64(n, int64(max)))
 	}
-	if tok := q.str("NextToken"); tok != "" {
+	if tok := q.Str("NextToken"); tok != "" {
 		b, derr := base64.RawURLEncoding.DecodeString(tok)
 		seq, perr := strconv.ParseUint(strings.TrimPrefix(string(b), "seq:"), 10, 64)
 		if derr != nil || perr != nil || !strings.HasPrefix(string(b), "seq:") {
-			return p, badRequest(CodeInvalidPaginationToken, "Invalid pagination token: %s", tok)
+			return p, wire.BadRequest(wire.CodeInvalidPaginationToken, "Invalid pagination token: %s", tok)
 		}
 		p.after = seq
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 type xmlFleetLTSpec struct {
@@ -69,33 +70,33 @@ func wireFleetErrors(errs []ec2.FleetError) []xmlFleetError {
 	return out
 }
 
-func parseFleetConfigs(c *call) ([]*ec2.FleetConfig, *APIError) {
-	cfgs := c.q.list("LaunchTemplateConfigs")
+func parseFleetConfigs(c *call) ([]*ec2.FleetConfig, *wire.Error) {
+	cfgs := c.q.List("LaunchTemplateConfigs")
 	if len(cfgs) == 0 {
-		return nil, errMissing("LaunchTemplateConfigs")
+		return nil, wire.Missing("LaunchTemplateConfigs")
 	}
 	var out []*ec2.FleetConfig
 	for i, cq := range cfgs {
-		spec := cq.get("LaunchTemplateSpecification")
+		spec := cq.Get("LaunchTemplateSpecification")
 		if spec == nil {
-			return nil, errMissing(fmt.Sprintf("LaunchTemplateConfigs.%d.LaunchTemplateSpecification", i+1))
+			return nil, wire.Missing(fmt.Sprintf("LaunchTemplateConfigs.%d.LaunchTemplateSpecification", i+1))
 		}
-		fc := &ec2.FleetConfig{TemplateID: spec.str("LaunchTemplateId"), TemplateName: spec.str("LaunchTemplateName"), Version: spec.str("Version")}
+		fc := &ec2.FleetConfig{TemplateID: spec.Str("LaunchTemplateId"), TemplateName: spec.Str("LaunchTemplateName"), Version: spec.Str("Version")}
 		if fc.TemplateID == "" && fc.TemplateName == "" {
-			return nil, errMissing("LaunchTemplateId or LaunchTemplateName")
+			return nil, wire.Missing("LaunchTemplateId or LaunchTemplateName")
 		}
 		if fc.TemplateID != "" && fc.TemplateName != "" {
-			return nil, badRequest(CodeInvalidParameterCombination, "Specify either LaunchTemplateId or LaunchTemplateName, not both.")
+			return nil, wire.BadRequest(wire.CodeInvalidParameterCombination, "Specify either LaunchTemplateId or LaunchTemplateName, not both.")
 		}
-		for _, oq := range cq.list("Overrides") {
-			o := ec2.FleetOverride{InstanceType: oq.str("InstanceType"), SubnetID: oq.str("SubnetId"),
-				AvailabilityZone: oq.str("AvailabilityZone"), ImageID: oq.str("ImageId"), MaxPrice: oq.str("MaxPrice")}
-			if v, ok, err := oq.float("Priority"); err != nil {
+		for _, oq := range cq.List("Overrides") {
+			o := ec2.FleetOverride{InstanceType: oq.Str("InstanceType"), SubnetID: oq.Str("SubnetId"),
+				AvailabilityZone: oq.Str("AvailabilityZone"), ImageID: oq.Str("ImageId"), MaxPrice: oq.Str("MaxPrice")}
+			if v, ok, err := oq.Float("Priority"); err != nil {
 				return nil, err
 			} else if ok {
 				o.Priority = &v
 			}
-			if v, ok, err := oq.float("WeightedCapacity"); err != nil {
+			if v, ok, err := oq.Float("WeightedCapacity"); err != nil {
 				return nil, err
 			} else if ok {
 				o.WeightedCapacity = &v
@@ -124,13 +125,13 @@ type fleetRequest struct {
 
 // createFleet emulates an instant fleet: parse, plan the pools (fleetplan.go), launch the
 // plan, answer it.
-func (s *Server) createFleet(c *call) (wireResponse, *APIError) {
+func (s *Server) createFleet(c *call) (wireResponse, *wire.Error) {
 	req, err := parseCreateFleet(c)
 	if err != nil {
 		return nil, err
 	}
 	var resp *createFleetResponse
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		plan, e := s.planFleet(req, c.caller, c.requestID, c.dryRun)
 		if e != nil {
 			return e
@@ -148,25 +149,25 @@ func (s *Server) createFleet(c *call) (wireResponse, *APIError) {
 	return resp, nil
 }
 
-func parseCreateFleet(c *call) (*fleetRequest, *APIError) {
-	typ := c.q.str("Type")
+func parseCreateFleet(c *call) (*fleetRequest, *wire.Error) {
+	typ := c.q.Str("Type")
 	if typ == "" {
 		typ = "maintain"
 	}
 	if typ != "instant" {
-		return nil, errInvalidValue("The fleet type '%s' is not supported by this emulator; use Type=instant.", typ)
+		return nil, wire.InvalidValue("The fleet type '%s' is not supported by this emulator; use Type=instant.", typ)
 	}
 	cfgs, err := parseFleetConfigs(c)
 	if err != nil {
 		return nil, err
 	}
-	req := &fleetRequest{configs: cfgs, clientToken: c.q.str("ClientToken")}
-	if err := req.parseTarget(c.q.get("TargetCapacitySpecification")); err != nil {
+	req := &fleetRequest{configs: cfgs, clientToken: c.q.Str("ClientToken")}
+	if err := req.parseTarget(c.q.Get("TargetCapacitySpecification")); err != nil {
 		return nil, err
 	}
-	req.onDemandStrategy = c.q.str("OnDemandOptions.AllocationStrategy")
-	req.spotStrategy = c.q.str("SpotOptions.AllocationStrategy")
-	if req.tagSpecs, err = c.q.tagSpecs("TagSpecification"); err != nil {
+	req.onDemandStrategy = c.q.Str("OnDemandOptions.AllocationStrategy")
+	req.spotStrategy = c.q.Str("SpotOptions.AllocationStrategy")
+	if req.tagSpecs, err = c.q.TagSpecs("TagSpecification"); err != nil {
 		return nil, err
 	}
 	byType, err := tagsByType(req.tagSpecs, fleetTagTypes)
@@ -178,34 +179,34 @@ func parseCreateFleet(c *call) (*fleetRequest, *APIError) {
 }
 
 // parseTarget reads TargetCapacitySpecification and splits the total by capacity type.
-func (r *fleetRequest) parseTarget(tcs *query) *APIError {
-	if tcs == nil || !tcs.has("TotalTargetCapacity") {
-		return errMissing("TargetCapacitySpecification.TotalTargetCapacity")
+func (r *fleetRequest) parseTarget(tcs *wire.Query) *wire.Error {
+	if tcs == nil || !tcs.Has("TotalTargetCapacity") {
+		return wire.Missing("TargetCapacitySpecification.TotalTargetCapacity")
 	}
-	total, _, err := tcs.integer("TotalTargetCapacity")
+	total, _, err := tcs.Int("TotalTargetCapacity")
 	if err != nil {
 		return err
 	}
 	if total < 1 || total > 1000 {
-		return errInvalidValue("TotalTargetCapacity must be between 1 and 1000.")
+		return wire.InvalidValue("TotalTargetCapacity must be between 1 and 1000.")
 	}
-	defType := tcs.str("DefaultTargetCapacityType")
+	defType := tcs.Str("DefaultTargetCapacityType")
 	if defType == "" {
 		defType = "on-demand"
 	}
 	if defType != "spot" && defType != "on-demand" {
-		return errInvalidValue("Value (%s) for parameter DefaultTargetCapacityType is invalid. Valid values: spot, on-demand", defType)
+		return wire.InvalidValue("Value (%s) for parameter DefaultTargetCapacityType is invalid. Valid values: spot, on-demand", defType)
 	}
-	spotN, _, err := tcs.integer("SpotTargetCapacity")
+	spotN, _, err := tcs.Int("SpotTargetCapacity")
 	if err != nil {
 		return err
 	}
-	odN, _, err := tcs.integer("OnDemandTargetCapacity")
+	odN, _, err := tcs.Int("OnDemandTargetCapacity")
 	if err != nil {
 		return err
 	}
 	if spotN+odN > total {
-		return errInvalidValue("The sum of SpotTargetCapacity and OnDemandTargetCapacity exceeds TotalTargetCapacity.")
+		return wire.InvalidValue("The sum of SpotTargetCapacity and OnDemandTargetCapacity exceeds TotalTargetCapacity.")
 	}
 	rest := total - spotN - odN
 	if defType == "spot" {

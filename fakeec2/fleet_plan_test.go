@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // t0Plan is the plan tests' fake clock start.
@@ -118,14 +119,14 @@ func TestPlanFleet(t *testing.T) {
 		{name: "a bad override is that pool's error",
 			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "nope.large"}, ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}),
 				onDemand: 1},
-			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "nope.large", Err: CodeInvalidParameterValue},
+			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "nope.large", Err: wire.CodeInvalidParameterValue},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}}},
 		{name: "a capacity fault fails its pool",
 			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone},
 				ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}), onDemand: 1},
 			faults: []Fault{{ID: "fault-1", Kind: FaultInsufficientCapacity, InstanceType: "c6i.large"}},
-			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: CodeInsufficientInstanceCapacity},
+			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: wire.CodeInsufficientInstanceCapacity},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}, Faults: []string{"fault-1"}}},
 		{name: "a dry run meets no capacity fault",
@@ -138,14 +139,14 @@ func TestPlanFleet(t *testing.T) {
 			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone},
 				ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}), onDemand: 1},
 			policy: Policy{Statements: []PolicyStatement{{AllowedInstanceFamilies: []string{"m6i"}}}},
-			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: CodeUnauthorizedOperation},
+			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: wire.CodeUnauthorizedOperation},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}}},
 		{name: "every pool denied denies the request",
 			req:    fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large"}, ec2.FleetOverride{InstanceType: "m6i.large"}), onDemand: 1},
 			policy: Policy{Statements: []PolicyStatement{{AllowedInstanceFamilies: []string{"r6i"}}}},
-			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: CodeUnauthorizedOperation},
-				{CapType: "on-demand", InstanceType: "m6i.large", Err: CodeUnauthorizedOperation}}, Denied: true}},
+			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: wire.CodeUnauthorizedOperation},
+				{CapType: "on-demand", InstanceType: "m6i.large", Err: wire.CodeUnauthorizedOperation}}, Denied: true}},
 		{name: "a launch policy denies the request at its first pool",
 			req:    fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large"}), onDemand: 1},
 			policy: Policy{Statements: []PolicyStatement{{RequiredTags: []string{"cost-center"}}}},
@@ -162,10 +163,10 @@ func TestPlanFleet(t *testing.T) {
 				Launches: []string{"on-demand/c6i.large/" + zone + " x1", "spot/c6i.large/" + zone + " x2"}}},
 		{name: "a missing template version fails the call",
 			req:     fleetRequest{configs: []*ec2.FleetConfig{{TemplateName: "nodes", Version: "7"}}, onDemand: 1},
-			wantErr: CodeInvalidLaunchTemplateIDVersion},
+			wantErr: wire.CodeInvalidLaunchTemplateIDVersion},
 		{name: "a missing template fails the call",
 			req:     fleetRequest{configs: []*ec2.FleetConfig{{TemplateName: "absent"}}, onDemand: 1},
-			wantErr: CodeInvalidLaunchTemplateNameNF},
+			wantErr: wire.CodeInvalidLaunchTemplateNameNF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,18 +212,18 @@ func TestParseCreateFleet(t *testing.T) {
 				fleetTags: []ec2.Tag{{Key: "k", Value: "v"}}, clientToken: "tok"}},
 		{name: "on-demand by default", body: base + "&TargetCapacitySpecification.TotalTargetCapacity=2",
 			want: fleetRequest{total: 2, onDemand: 2, defaultCapType: "on-demand"}},
-		{name: "maintain fleets refused", body: "Type=maintain&TargetCapacitySpecification.TotalTargetCapacity=1", wantErr: CodeInvalidParameterValue},
+		{name: "maintain fleets refused", body: "Type=maintain&TargetCapacitySpecification.TotalTargetCapacity=1", wantErr: wire.CodeInvalidParameterValue},
 		{name: "target required", body: base, wantErr: "MissingParameter"},
 		{name: "shares above the total",
 			body:    base + "&TargetCapacitySpecification.TotalTargetCapacity=1&TargetCapacitySpecification.OnDemandTargetCapacity=2",
-			wantErr: CodeInvalidParameterValue},
+			wantErr: wire.CodeInvalidParameterValue},
 		{name: "fleet tags may not be reserved",
 			body:    base + "&TargetCapacitySpecification.TotalTargetCapacity=1&TagSpecification.1.ResourceType=fleet&TagSpecification.1.Tag.1.Key=aws:x",
-			wantErr: CodeInvalidParameterValue},
+			wantErr: wire.CodeInvalidParameterValue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, err := parseQueryString(tt.body)
+			q, err := wire.ParseQueryString(tt.body)
 			if err != nil {
 				t.Fatalf("parse query: %v", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // CreateFleet's plan: every (capacity type, config, override) is a capacity pool; pools hit
@@ -70,7 +71,7 @@ type fleetTemplate struct {
 
 // planFleet plans a CreateFleet request; an error (a missing template or version) fails
 // the whole call, as on EC2. It changes nothing. Callers hold s.mu.
-func (s *Server) planFleet(req *fleetRequest, caller, requestID string, dryRun bool) (*fleetPlan, *APIError) {
+func (s *Server) planFleet(req *fleetRequest, caller, requestID string, dryRun bool) (*fleetPlan, *wire.Error) {
 	tmpls := make([]fleetTemplate, len(req.configs))
 	for i, fc := range req.configs {
 		lt, e := s.findTemplate(fc.TemplateID, fc.TemplateName)
@@ -168,11 +169,11 @@ func (s *Server) planPool(p *fleetPool, d ec2.LaunchData, count int, caller, req
 	}
 	if reason := s.checkPlacement(caller, spec.instanceType, spec.subnet.Zone, p.capType); reason != "" {
 		p.denial = reason
-		p.errCode, p.errMsg = CodeUnauthorizedOperation, errUnauthorized(encodeAuthorizationMessage(requestID, reason)).Message
+		p.errCode, p.errMsg = wire.CodeUnauthorizedOperation, wire.Unauthorized(encodeAuthorizationMessage(requestID, reason)).Message
 		return ""
 	}
 	if f := s.capacityFault(spec.instanceType, spec.subnet.Zone, p.capType); f != nil && !dryRun {
-		e := errInsufficientCapacity(spec.instanceType, spec.subnet.Zone)
+		e := wire.InsufficientCapacity(spec.instanceType, spec.subnet.Zone)
 		p.fault, p.errCode, p.errMsg = f.ID, e.Code, e.Message
 		return ""
 	}
@@ -205,7 +206,7 @@ func (pl *fleetPlan) auditErrors() []string {
 
 // launchFleet carries out a plan: the denial, or the faults consumed, the fleet recorded
 // and its pools launched. Callers hold s.mu.
-func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*ec2.Fleet, []launchedPool, *APIError) {
+func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*ec2.Fleet, []launchedPool, *wire.Error) {
 	c.event.Faults = append(c.event.Faults, plan.faults...)
 	if plan.denial != "" {
 		return nil, nil, s.deny(c, plan.denial)
@@ -224,7 +225,7 @@ func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*ec2.
 		s.saveMeta()
 	}
 	if c.dryRun {
-		return nil, nil, errDryRun()
+		return nil, nil, wire.DryRun()
 	}
 	fl := &ec2.Fleet{Seq: s.nextSeq(), ID: "fleet-" + s.ids.NewID(""), CreateTime: c.now, Tags: ec2.SetTags(nil, req.fleetTags),
 		TotalTarget: req.total, OnDemandTarget: req.onDemand, SpotTarget: req.spot, DefaultCapType: req.defaultCapType,

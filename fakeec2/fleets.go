@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // DescribeFleets, DescribeFleetInstances and DeleteFleets: following a fleet ID from the
@@ -69,11 +70,11 @@ var fleetAttrs = attrTable[*ec2.Fleet]{
 	"replace-unhealthy-instances":        func(*ec2.Fleet) []string { return one("false") },
 }
 
-func errFleetNotFound(id string) *APIError {
-	return badRequest("InvalidFleetId.NotFound", "The fleet ID '%s' does not exist", id)
+func errFleetNotFound(id string) *wire.Error {
+	return wire.BadRequest("InvalidFleetId.NotFound", "The fleet ID '%s' does not exist", id)
 }
 
-func (s *Server) describeFleets(c *call) (wireResponse, *APIError) {
+func (s *Server) describeFleets(c *call) (wireResponse, *wire.Error) {
 	attrs := attrTable[*ec2.Fleet]{}
 	for k, f := range fleetAttrs {
 		attrs[k] = f
@@ -160,10 +161,10 @@ func (s *Server) fleetPoolWire(fl *ec2.Fleet, in *ec2.Instance) xmlLTAndOverride
 // --- DescribeFleetInstances ---
 
 // describeFleetInstances is not a list: it takes one fleet and, for instant fleets, refuses.
-func (s *Server) describeFleetInstances(c *call) (wireResponse, *APIError) {
-	id := c.q.str("FleetId")
+func (s *Server) describeFleetInstances(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("FleetId")
 	if id == "" {
-		return nil, errMissing("FleetId")
+		return nil, wire.Missing("FleetId")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -172,7 +173,7 @@ func (s *Server) describeFleetInstances(c *call) (wireResponse, *APIError) {
 	}
 	// AWS: "DescribeFleetInstances does not support fleets of type instant. Instead,
 	// use DescribeFleets, specifying the instant fleet ID in the request."
-	return nil, errInvalidValue("DescribeFleetInstances does not support fleets of type instant (%s). Use DescribeFleets with the fleet ID.", id)
+	return nil, wire.InvalidValue("DescribeFleetInstances does not support fleets of type instant (%s). Use DescribeFleets with the fleet ID.", id)
 }
 
 // --- DeleteFleets ---
@@ -197,25 +198,25 @@ type deleteFleetsResponse struct {
 	Unsuccessful []xmlDeleteFleetError   `xml:"unsuccessfulFleetDeletionSet>item"`
 }
 
-func (s *Server) deleteFleets(c *call) (wireResponse, *APIError) {
-	ids := c.q.strs("FleetId")
+func (s *Server) deleteFleets(c *call) (wireResponse, *wire.Error) {
+	ids := c.q.Strs("FleetId")
 	if len(ids) == 0 {
-		return nil, errMissing("FleetId")
+		return nil, wire.Missing("FleetId")
 	}
 	if len(ids) > 25 {
-		return nil, errInvalidValue("You can delete up to 25 instant fleets in a single request.")
+		return nil, wire.InvalidValue("You can delete up to 25 instant fleets in a single request.")
 	}
-	term, ok, err := c.q.boolean("TerminateInstances")
+	term, ok, err := c.q.Bool("TerminateInstances")
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, errMissing("TerminateInstances")
+		return nil, wire.Missing("TerminateInstances")
 	}
 	resp := &deleteFleetsResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		for _, id := range ids {
 			fl := s.model.Fleets[id]

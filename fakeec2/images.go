@@ -1,6 +1,9 @@
 package fakeec2
 
-import "github.com/karplab/karplab/fakeec2/ec2"
+import (
+	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
+)
 
 type xmlEbsBlockDevice struct {
 	SnapshotID          string `xml:"snapshotId,omitempty"`
@@ -73,8 +76,8 @@ var imageAttrs = attrTable[*ec2.Image]{
 	},
 }
 
-func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
-	owners := c.q.strs("Owner")
+func (s *Server) describeImages(c *call) (wireResponse, *wire.Error) {
+	owners := c.q.Strs("Owner")
 	ownerOK := func(im *ec2.Image) bool {
 		if len(owners) == 0 {
 			return true
@@ -117,11 +120,11 @@ func (s *Server) describeImages(c *call) (wireResponse, *APIError) {
 }
 
 // errImageID is the error for an image ID the account does not hold: malformed or not found.
-func errImageID(id string) *APIError {
+func errImageID(id string) *wire.Error {
 	if !validID(id, "ami") {
-		return badRequest(CodeInvalidAMIIDMalformed, "Invalid id: \"%s\" (expecting \"ami-...\")", id)
+		return wire.BadRequest(wire.CodeInvalidAMIIDMalformed, "Invalid id: \"%s\" (expecting \"ami-...\")", id)
 	}
-	return badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
+	return wire.BadRequest(wire.CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
 }
 
 func bootModeFor(arch string) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // resolvedDevice is one EBS volume an instance will get.
@@ -48,19 +49,19 @@ var launchTagTypes = map[string]bool{"instance": true, "volume": true, "network-
 
 // specTags reads a request's TagSpecification list: its tags by resource type, each type
 // one of allowed and no key one of EC2's own (aws:).
-func (q *query) specTags(allowed map[string]bool) (map[string][]ec2.Tag, *APIError) {
-	specs, err := q.tagSpecs("TagSpecification")
+func specTags(q *wire.Query, allowed map[string]bool) (map[string][]ec2.Tag, *wire.Error) {
+	specs, err := q.TagSpecs("TagSpecification")
 	if err != nil {
 		return nil, err
 	}
 	return tagsByType(specs, allowed)
 }
 
-func tagsByType(specs []ec2.TagSpec, allowed map[string]bool) (map[string][]ec2.Tag, *APIError) {
+func tagsByType(specs []ec2.TagSpec, allowed map[string]bool) (map[string][]ec2.Tag, *wire.Error) {
 	out := map[string][]ec2.Tag{}
 	for _, ts := range specs {
 		if !allowed[ts.ResourceType] {
-			return nil, errInvalidValue("'%s' is not a valid taggable resource type for this operation.", ts.ResourceType)
+			return nil, wire.InvalidValue("'%s' is not a valid taggable resource type for this operation.", ts.ResourceType)
 		}
 		for _, t := range ts.Tags {
 			if isSystemTag(t.Key) {
@@ -74,10 +75,10 @@ func tagsByType(specs []ec2.TagSpec, allowed map[string]bool) (map[string][]ec2.
 
 // resolveLaunch validates a launch and fills in defaults as EC2 does. subnetID and zone
 // come from the request, an override or the template. It changes nothing. Callers hold s.mu.
-func (s *Server) resolveLaunch(caller string, d ec2.LaunchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *APIError) {
+func (s *Server) resolveLaunch(caller string, d ec2.LaunchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *wire.Error) {
 	spec := &launchSpec{caller: caller, count: count, userData: d.UserData, keyName: d.KeyName,
 		noTerminate: d.DisableAPITerm != nil && *d.DisableAPITerm, noStop: d.DisableAPIStop != nil && *d.DisableAPIStop}
-	var err *APIError
+	var err *wire.Error
 	if spec.image, spec.instanceType, err = s.resolveImageType(d); err != nil {
 		return nil, err
 	}
@@ -103,58 +104,58 @@ func (s *Server) resolveLaunch(caller string, d ec2.LaunchData, subnetID string,
 }
 
 // resolveImageType checks the image, the instance type and that their architectures match.
-func (s *Server) resolveImageType(d ec2.LaunchData) (*ec2.Image, string, *APIError) {
+func (s *Server) resolveImageType(d ec2.LaunchData) (*ec2.Image, string, *wire.Error) {
 	if d.ImageID == "" {
-		return nil, "", errMissing("ImageId")
+		return nil, "", wire.Missing("ImageId")
 	}
 	im := s.model.Images[d.ImageID]
 	if im == nil {
 		return nil, "", errImageID(d.ImageID)
 	}
 	if d.InstanceType == "" {
-		return nil, "", errMissing("InstanceType")
+		return nil, "", wire.Missing("InstanceType")
 	}
 	it := s.types[d.InstanceType]
 	if it == nil {
-		return nil, "", errInvalidValue("Invalid value '%s' for InstanceType.", d.InstanceType)
+		return nil, "", wire.InvalidValue("Invalid value '%s' for InstanceType.", d.InstanceType)
 	}
 	if it.Arch != im.Architecture {
-		return nil, "", errInvalidValue("The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", it.Arch, im.Architecture)
+		return nil, "", wire.InvalidValue("The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", it.Arch, im.Architecture)
 	}
 	return im, it.Name, nil
 }
 
 // resolvePlacement picks the subnet: the request's or the first network interface's, else
 // the zone's default; it must have count free addresses.
-func (s *Server) resolvePlacement(d ec2.LaunchData, subnetID string, count int) (*ec2.Subnet, *APIError) {
+func (s *Server) resolvePlacement(d ec2.LaunchData, subnetID string, count int) (*ec2.Subnet, *wire.Error) {
 	if subnetID == "" && len(d.NetworkInterfaces) > 0 {
 		subnetID = d.NetworkInterfaces[0].SubnetID
 	}
 	if d.Zone != "" {
 		if _, ok := s.zoneID(d.Zone); !ok {
-			return nil, errInvalidValue("Invalid availability zone: [%s]", d.Zone)
+			return nil, wire.InvalidValue("Invalid availability zone: [%s]", d.Zone)
 		}
 	}
 	var sn *ec2.Subnet
 	if subnetID != "" {
 		if sn = s.model.Subnets[subnetID]; sn == nil {
-			return nil, badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", subnetID)
+			return nil, wire.BadRequest(wire.CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", subnetID)
 		}
 		if d.Zone != "" && d.Zone != sn.Zone {
-			return nil, badRequest(CodeInvalidParameterCombination, "The specified subnet %s is in availability zone %s, not %s.", sn.ID, sn.Zone, d.Zone)
+			return nil, wire.BadRequest(wire.CodeInvalidParameterCombination, "The specified subnet %s is in availability zone %s, not %s.", sn.ID, sn.Zone, d.Zone)
 		}
 	} else if sn = s.model.DefaultSubnet(d.Zone); sn == nil {
-		return nil, badRequest("MissingInput", "No default subnet for availability zone: [%s].", d.Zone)
+		return nil, wire.BadRequest("MissingInput", "No default subnet for availability zone: [%s].", d.Zone)
 	}
 	if free := s.model.FreeIPCount(sn); free < count {
-		return nil, badRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
+		return nil, wire.BadRequest("InsufficientFreeAddressesInSubnet", "There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", sn.ID)
 	}
 	return sn, nil
 }
 
 // resolveGroups resolves the security groups (by ID, from the first network interface, or
 // by name in the subnet's VPC), defaulting to the VPC's default group.
-func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *APIError) {
+func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *wire.Error) {
 	groups := d.SecurityGroupIDs
 	if len(groups) == 0 && len(d.NetworkInterfaces) > 0 {
 		groups = d.NetworkInterfaces[0].Groups
@@ -167,17 +168,17 @@ func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *API
 			}
 		}
 		if found == nil {
-			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", name, sn.VpcID)
+			return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist in VPC '%s'", name, sn.VpcID)
 		}
 		groups = append(groups, found.ID)
 	}
 	for _, g := range groups {
 		sg := s.model.Groups[g]
 		if sg == nil {
-			return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
+			return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
 		}
 		if sg.VpcID != sn.VpcID {
-			return nil, badRequest(CodeInvalidParameter, "Security group %s and subnet %s belong to different networks.", g, sn.ID)
+			return nil, wire.BadRequest(wire.CodeInvalidParameter, "Security group %s and subnet %s belong to different networks.", g, sn.ID)
 		}
 	}
 	if len(groups) == 0 {
@@ -231,7 +232,7 @@ func (s *Server) resolveProfile(d ec2.LaunchData) (arn, id string) {
 }
 
 // resolveDevices lays requested block device mappings over the image's root device.
-func resolveDevices(im *ec2.Image, req []ec2.BlockDeviceSpec) ([]resolvedDevice, *APIError) {
+func resolveDevices(im *ec2.Image, req []ec2.BlockDeviceSpec) ([]resolvedDevice, *wire.Error) {
 	devs := []resolvedDevice{{Device: im.RootDeviceName, SizeGiB: im.RootSizeGiB, Type: "gp3",
 		DeleteOnTermination: true, SnapshotID: im.RootSnapshotID}}
 	for _, bd := range req {
@@ -281,13 +282,13 @@ func resolveDevices(im *ec2.Image, req []ec2.BlockDeviceSpec) ([]resolvedDevice,
 			d.SnapshotID = e.SnapshotID
 		}
 		if d.SizeGiB == 0 {
-			return nil, errMissing("BlockDeviceMapping.Ebs.VolumeSize")
+			return nil, wire.Missing("BlockDeviceMapping.Ebs.VolumeSize")
 		}
 		if d.Device == im.RootDeviceName && d.SizeGiB < im.RootSizeGiB {
-			return nil, errInvalidValue("Volume of size %dGB is smaller than snapshot '%s', expect size >= %dGB", d.SizeGiB, im.RootSnapshotID, im.RootSizeGiB)
+			return nil, wire.InvalidValue("Volume of size %dGB is smaller than snapshot '%s', expect size >= %dGB", d.SizeGiB, im.RootSnapshotID, im.RootSizeGiB)
 		}
 		if (d.Type == "io1" || d.Type == "io2") && d.Iops == 0 {
-			return nil, errMissing("BlockDeviceMapping.Ebs.Iops")
+			return nil, wire.Missing("BlockDeviceMapping.Ebs.Iops")
 		}
 	}
 	for i := range devs {
@@ -389,46 +390,46 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 
 // --- RunInstances ---
 
-func (s *Server) runInstances(c *call) (wireResponse, *APIError) {
-	minC, okMin, err := c.q.integer("MinCount")
+func (s *Server) runInstances(c *call) (wireResponse, *wire.Error) {
+	minC, okMin, err := c.q.Int("MinCount")
 	if err != nil {
 		return nil, err
 	}
-	maxC, okMax, err := c.q.integer("MaxCount")
+	maxC, okMax, err := c.q.Int("MaxCount")
 	if err != nil {
 		return nil, err
 	}
 	if !okMin {
-		return nil, errMissing("MinCount")
+		return nil, wire.Missing("MinCount")
 	}
 	if !okMax {
-		return nil, errMissing("MaxCount")
+		return nil, wire.Missing("MaxCount")
 	}
 	if minC < 1 || maxC < minC {
-		return nil, errInvalidValue("Value (%d) for parameter minCount is invalid. Expected a value between 1 and maxCount (%d).", minC, maxC)
+		return nil, wire.InvalidValue("Value (%d) for parameter minCount is invalid. Expected a value between 1 and maxCount (%d).", minC, maxC)
 	}
 	if maxC > 1000 {
-		return nil, apiErr(http.StatusBadRequest, CodeInstanceLimitExceeded, "You have requested more instances (%d) than your current instance limit of 1000 allows for the specified instance type.", maxC)
+		return nil, wire.Errorf(http.StatusBadRequest, wire.CodeInstanceLimitExceeded, "You have requested more instances (%d) than your current instance limit of 1000 allows for the specified instance type.", maxC)
 	}
 	data, err := parseLaunchData(c.q, "")
 	if err != nil {
 		return nil, err
 	}
 	resp := &runInstancesResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		var lt *ec2.LaunchTemplate
 		var ver *ec2.LaunchTemplateVersion
-		if lq := c.q.get("LaunchTemplate"); lq != nil {
-			var e *APIError
-			if lt, e = s.findTemplate(lq.str("LaunchTemplateId"), lq.str("LaunchTemplateName")); e != nil {
+		if lq := c.q.Get("LaunchTemplate"); lq != nil {
+			var e *wire.Error
+			if lt, e = s.findTemplate(lq.Str("LaunchTemplateId"), lq.Str("LaunchTemplateName")); e != nil {
 				return e
 			}
-			if ver, e = templateVersion(lt, lq.str("Version")); e != nil {
+			if ver, e = templateVersion(lt, lq.Str("Version")); e != nil {
 				return e
 			}
 			data = mergeLaunchData(ver.Data, data)
 		}
-		spec, e := s.resolveAndCheck(c, data, c.q.str("SubnetId"), int(maxC))
+		spec, e := s.resolveAndCheck(c, data, c.q.Str("SubnetId"), int(maxC))
 		if e != nil {
 			return e
 		}
@@ -444,12 +445,12 @@ func (s *Server) runInstances(c *call) (wireResponse, *APIError) {
 }
 
 // resolveAndCheck resolves a RunInstances launch and applies policy and capacity faults.
-func (s *Server) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, count int) (*launchSpec, *APIError) {
+func (s *Server) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, count int) (*launchSpec, *wire.Error) {
 	spec, e := s.resolveLaunch(c.caller, data, subnetID, count, launchTagTypes)
 	if e != nil {
 		return nil, e
 	}
-	spec.clientToken = c.q.str("ClientToken")
+	spec.clientToken = c.q.Str("ClientToken")
 	if reason := s.checkLaunch(c.caller, spec.policyCheck()); reason != "" {
 		return nil, s.deny(c, reason)
 	}
@@ -463,14 +464,14 @@ func (s *Server) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, 
 		c.event.Faults = append(c.event.Faults, f.ID)
 		s.consumeFault(f)
 		s.saveMeta()
-		return nil, errInsufficientCapacity(spec.instanceType, spec.subnet.Zone)
+		return nil, wire.InsufficientCapacity(spec.instanceType, spec.subnet.Zone)
 	}
 	return spec, nil
 }
 
-func (s *Server) finishRun(c *call, spec *launchSpec, resp *runInstancesResponse) *APIError {
+func (s *Server) finishRun(c *call, spec *launchSpec, resp *runInstancesResponse) *wire.Error {
 	if c.dryRun {
-		return errDryRun()
+		return wire.DryRun()
 	}
 	ins := s.createInstances(spec, c.now)
 	resp.ReservationID, resp.OwnerID = ins[0].ReservationID, s.account
@@ -489,10 +490,10 @@ func (s *Server) finishRun(c *call, spec *launchSpec, resp *runInstancesResponse
 
 // checkInstanceIDs rejects malformed IDs, then reports the missing ones together.
 // Callers hold s.mu.
-func (s *Server) checkInstanceIDs(ids []string) *APIError {
+func (s *Server) checkInstanceIDs(ids []string) *wire.Error {
 	for _, id := range ids {
 		if !validID(id, "i") {
-			return errInstanceMalformed(id)
+			return wire.InstanceMalformed(id)
 		}
 	}
 	var missing []string
@@ -505,28 +506,28 @@ func (s *Server) checkInstanceIDs(ids []string) *APIError {
 	case 0:
 		return nil
 	case 1:
-		return errInstanceNotFound(missing[0])
+		return wire.InstanceNotFound(missing[0])
 	}
-	return badRequest(CodeInvalidInstanceIDNotFound, "The instance IDs '%s' do not exist", strings.Join(missing, ", "))
+	return wire.BadRequest(wire.CodeInvalidInstanceIDNotFound, "The instance IDs '%s' do not exist", strings.Join(missing, ", "))
 }
 
-func (s *Server) terminateInstances(c *call) (wireResponse, *APIError) {
-	ids := c.q.strs("InstanceId")
+func (s *Server) terminateInstances(c *call) (wireResponse, *wire.Error) {
+	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
 	resp := &terminateInstancesResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(ec2.InstanceRefusals, "TerminateInstances", s.model.Instances[id]); e != nil {
+			if e := wire.Refuse(ec2.InstanceRefusals, "TerminateInstances", s.model.Instances[id]); e != nil {
 				return e
 			}
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		for _, id := range ids {
 			in := s.model.Instances[id]

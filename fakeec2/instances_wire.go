@@ -1,6 +1,9 @@
 package fakeec2
 
-import "github.com/karplab/karplab/fakeec2/ec2"
+import (
+	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
+)
 
 // The wire form of instances: the XML shapes EC2 answers the instance actions with
 // (RunInstances, Terminate-, Stop- and StartInstances, DescribeInstances,
@@ -317,8 +320,8 @@ var instanceAttrs = attrTable[*ec2.Instance]{
 
 // describeInstances keeps its own shape: it answers reservations, and narrows by the tag
 // index before filtering.
-func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
-	fs, err := c.q.filters()
+func (s *Server) describeInstances(c *call) (wireResponse, *wire.Error) {
+	fs, err := c.q.Filters()
 	if err != nil {
 		return nil, err
 	}
@@ -330,9 +333,9 @@ func (s *Server) describeInstances(c *call) (wireResponse, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	ids := c.q.strs("InstanceId")
+	ids := c.q.Strs("InstanceId")
 	if len(ids) > 0 && p.max > 0 {
-		return nil, badRequest(CodeInvalidParameterCombination, "The parameter instancesSet cannot be used with the parameter maxResults")
+		return nil, wire.BadRequest(wire.CodeInvalidParameterCombination, "The parameter instancesSet cannot be used with the parameter maxResults")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -443,11 +446,11 @@ var instanceStatusAttrs = attrTable[*ec2.Instance]{
 
 func noValues(*ec2.Instance) []string { return nil }
 
-func (s *Server) describeInstanceStatus(c *call) (wireResponse, *APIError) {
+func (s *Server) describeInstanceStatus(c *call) (wireResponse, *wire.Error) {
 	var all bool
 	req, err := parseDescribe(c, describeSpec[*ec2.Instance]{attrs: instanceStatusAttrs, min: 5, max: 1000,
-		params: func(q *query) (e *APIError) {
-			all, _, e = q.boolean("IncludeAllInstances")
+		params: func(q *wire.Query) (e *wire.Error) {
+			all, _, e = q.Bool("IncludeAllInstances")
 			return e
 		},
 		idParam: "InstanceId", withMax: setWithMax("instancesSet"), checkIDs: s.checkInstanceIDs, dedupe: true,
@@ -458,7 +461,7 @@ func (s *Server) describeInstanceStatus(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.model.Instances, errInstanceNotFound)
+	page, next, err := req.run(s.model.Instances, wire.InstanceNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -498,13 +501,13 @@ type describeInstanceAttributeResponse struct {
 	BlockDeviceMapping []xmlInstanceBlockDevice `xml:"blockDeviceMapping>item"`
 }
 
-func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *APIError) {
-	id, attr := c.q.str("InstanceId"), c.q.str("Attribute")
+func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *wire.Error) {
+	id, attr := c.q.Str("InstanceId"), c.q.Str("Attribute")
 	if id == "" {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
 	if attr == "" {
-		return nil, errMissing("Attribute")
+		return nil, wire.Missing("Attribute")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -539,7 +542,7 @@ func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *APIError) {
 	case "blockDeviceMapping":
 		resp.BlockDeviceMapping = s.wireInstance(in).BlockDeviceMapping
 	default:
-		return nil, errInvalidValue("Value (%s) for parameter attribute is invalid. Unknown attribute.", attr)
+		return nil, wire.InvalidValue("Value (%s) for parameter attribute is invalid. Unknown attribute.", attr)
 	}
 	return resp, nil
 }

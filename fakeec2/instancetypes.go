@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // SpotPrice is the emulated spot price of instanceType in zone: a stable 30-45% of the
@@ -158,7 +160,7 @@ var instanceTypeAttrs = attrTable[*InstanceTypeInfo]{
 	"ebs-info.nvme-support":            func(*InstanceTypeInfo) []string { return one("required") },
 }
 
-func (s *Server) describeInstanceTypes(c *call) (wireResponse, *APIError) {
+func (s *Server) describeInstanceTypes(c *call) (wireResponse, *wire.Error) {
 	// Pages are cut by position in the catalog (seq = index + 1).
 	idx := map[*InstanceTypeInfo]uint64{}
 	for i := range catalog {
@@ -169,8 +171,8 @@ func (s *Server) describeInstanceTypes(c *call) (wireResponse, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	page, next, err := req.run(s.types, func(n string) *APIError { // the catalog is fixed: no lock
-		return badRequest(CodeInvalidInstanceType, "The following supplied instance types do not exist: [%s]", n)
+	page, next, err := req.run(s.types, func(n string) *wire.Error { // the catalog is fixed: no lock
+		return wire.BadRequest(wire.CodeInvalidInstanceType, "The following supplied instance types do not exist: [%s]", n)
 	})
 	if err != nil {
 		return nil, err
@@ -245,13 +247,13 @@ var offeringAttrs = attrTable[offering]{
 	"location":      func(o offering) []string { return one(o.location) },
 }
 
-func (s *Server) describeInstanceTypeOfferings(c *call) (wireResponse, *APIError) {
+func (s *Server) describeInstanceTypeOfferings(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[offering]{attrs: offeringAttrs, min: 5, max: 1000,
 		seq: func(o offering) uint64 { return o.seq }})
 	if err != nil {
 		return nil, err
 	}
-	lt := c.q.str("LocationType")
+	lt := c.q.Str("LocationType")
 	if lt == "" {
 		lt = "region"
 	}
@@ -268,7 +270,7 @@ func (s *Server) describeInstanceTypeOfferings(c *call) (wireResponse, *APIError
 			locs = append(locs, z.ID)
 		}
 	default:
-		return nil, errInvalidValue("Value (%s) for parameter locationType is invalid. Valid values: region, availability-zone, availability-zone-id", lt)
+		return nil, wire.InvalidValue("Value (%s) for parameter locationType is invalid. Valid values: region, availability-zone, availability-zone-id", lt)
 	}
 	var items []offering
 	for _, it := range catalog {
@@ -317,19 +319,19 @@ var spotAttrs = attrTable[spotRow]{
 
 // describeSpotPriceHistory answers one price per type, zone and product: the price in
 // force, stamped at the start of the current hour (emulated prices do not move).
-func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *APIError) {
+func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[spotRow]{attrs: spotAttrs, min: 1, max: 1000,
 		seq: func(r spotRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := c.q.timestamp("StartTime"); err != nil {
+	if _, _, err := c.q.Time("StartTime"); err != nil {
 		return nil, err
 	}
-	if _, _, err := c.q.timestamp("EndTime"); err != nil {
+	if _, _, err := c.q.Time("EndTime"); err != nil {
 		return nil, err
 	}
-	types, products, zone := c.q.strs("InstanceType"), c.q.strs("ProductDescription"), c.q.str("AvailabilityZone")
+	types, products, zone := c.q.Strs("InstanceType"), c.q.Strs("ProductDescription"), c.q.Str("AvailabilityZone")
 	if len(products) == 0 {
 		products = []string{"Linux/UNIX", "Linux/UNIX (Amazon VPC)"}
 	}
@@ -378,19 +380,19 @@ var capacityReservationAttrs = attrTable[struct{}]{
 	"capacity-reservation-type": nil,
 }
 
-func (s *Server) describeCapacityReservations(c *call) (wireResponse, *APIError) {
+func (s *Server) describeCapacityReservations(c *call) (wireResponse, *wire.Error) {
 	// Names are checked, never matched; tag-value is refused and empty values are not.
-	vet := func(fs []filter) (func(struct{}) bool, *APIError) {
+	vet := func(fs []wire.Filter) (func(struct{}) bool, *wire.Error) {
 		for _, f := range fs {
 			if _, ok := capacityReservationAttrs[f.Name]; !ok && !strings.HasPrefix(f.Name, "tag:") && f.Name != "tag-key" {
-				return nil, errInvalidValue("The filter '%s' is invalid", f.Name)
+				return nil, wire.InvalidValue("The filter '%s' is invalid", f.Name)
 			}
 		}
 		return func(struct{}) bool { return false }, nil
 	}
 	if err := describeNone(c, describeSpec[struct{}]{compile: vet, min: 1, max: 1000, idParam: "CapacityReservationId"},
-		func(id string) *APIError {
-			return badRequest("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", id)
+		func(id string) *wire.Error {
+			return wire.BadRequest("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", id)
 		}); err != nil {
 		return nil, err
 	}

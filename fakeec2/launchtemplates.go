@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 var (
@@ -15,26 +16,26 @@ var (
 
 // parseLaunchData decodes the launch fields shared by RunInstances (at the top level) and
 // CreateLaunchTemplate (under LaunchTemplateData). prefix names the structure in errors.
-func parseLaunchData(q *query, prefix string) (ec2.LaunchData, *APIError) {
+func parseLaunchData(q *wire.Query, prefix string) (ec2.LaunchData, *wire.Error) {
 	var d ec2.LaunchData
 	if q == nil {
 		return d, nil
 	}
-	d.ImageID = q.str("ImageId")
-	d.InstanceType = q.str("InstanceType")
-	d.KeyName = q.str("KeyName")
-	d.UserData = q.str("UserData")
-	d.IAMProfileName = q.str("IamInstanceProfile.Name")
-	d.IAMProfileArn = q.str("IamInstanceProfile.Arn")
-	d.SecurityGroupIDs = q.strs("SecurityGroupId")
-	d.SecurityGroups = q.strs("SecurityGroup")
-	d.Zone = q.str("Placement.AvailabilityZone")
-	d.MarketType = q.str("InstanceMarketOptions.MarketType")
-	d.SpotMaxPrice = q.str("InstanceMarketOptions.SpotOptions.MaxPrice")
+	d.ImageID = q.Str("ImageId")
+	d.InstanceType = q.Str("InstanceType")
+	d.KeyName = q.Str("KeyName")
+	d.UserData = q.Str("UserData")
+	d.IAMProfileName = q.Str("IamInstanceProfile.Name")
+	d.IAMProfileArn = q.Str("IamInstanceProfile.Arn")
+	d.SecurityGroupIDs = q.Strs("SecurityGroupId")
+	d.SecurityGroups = q.Strs("SecurityGroup")
+	d.Zone = q.Str("Placement.AvailabilityZone")
+	d.MarketType = q.Str("InstanceMarketOptions.MarketType")
+	d.SpotMaxPrice = q.Str("InstanceMarketOptions.SpotOptions.MaxPrice")
 	if d.MarketType != "" && d.MarketType != "spot" && d.MarketType != "capacity-block" {
-		return d, errInvalidValue("Value (%s) for parameter InstanceMarketOptions.MarketType is invalid. Valid values: spot, capacity-block", d.MarketType)
+		return d, wire.InvalidValue("Value (%s) for parameter InstanceMarketOptions.MarketType is invalid. Valid values: spot, capacity-block", d.MarketType)
 	}
-	if v, ok, err := q.boolean("Monitoring.Enabled"); err != nil {
+	if v, ok, err := q.Bool("Monitoring.Enabled"); err != nil {
 		return d, err
 	} else if ok {
 		d.Monitoring = &v
@@ -43,62 +44,62 @@ func parseLaunchData(q *query, prefix string) (ec2.LaunchData, *APIError) {
 		name string
 		dst  **bool
 	}{{"EbsOptimized", &d.EbsOptimized}, {"DisableApiTermination", &d.DisableAPITerm}, {"DisableApiStop", &d.DisableAPIStop}} {
-		if v, ok, err := q.boolean(b.name); err != nil {
+		if v, ok, err := q.Bool(b.name); err != nil {
 			return d, err
 		} else if ok {
 			*b.dst = &v
 		}
 	}
-	for i, m := range q.list("BlockDeviceMapping") {
+	for i, m := range q.List("BlockDeviceMapping") {
 		bd, err := parseBlockDevice(m, fmt.Sprintf("%sBlockDeviceMapping.%d", prefix, i+1))
 		if err != nil {
 			return d, err
 		}
 		d.BlockDevices = append(d.BlockDevices, bd)
 	}
-	if mo := q.get("MetadataOptions"); mo != nil {
+	if mo := q.Get("MetadataOptions"); mo != nil {
 		m := &ec2.MetadataOptions{
-			HTTPEndpoint: mo.str("HttpEndpoint"), HTTPTokens: mo.str("HttpTokens"),
-			HTTPProtocolIPv6: mo.str("HttpProtocolIpv6"), InstanceMetadataTags: mo.str("InstanceMetadataTags"),
+			HTTPEndpoint: mo.Str("HttpEndpoint"), HTTPTokens: mo.Str("HttpTokens"),
+			HTTPProtocolIPv6: mo.Str("HttpProtocolIpv6"), InstanceMetadataTags: mo.Str("InstanceMetadataTags"),
 		}
-		if n, ok, err := mo.integer("HttpPutResponseHopLimit"); err != nil {
+		if n, ok, err := mo.Int("HttpPutResponseHopLimit"); err != nil {
 			return d, err
 		} else if ok {
 			if n < 1 || n > 64 {
-				return d, errInvalidValue("The HttpPutResponseHopLimit value must be between 1 and 64.")
+				return d, wire.InvalidValue("The HttpPutResponseHopLimit value must be between 1 and 64.")
 			}
 			m.HTTPPutResponseHopLimit = int32(n)
 		}
 		if m.HTTPTokens != "" && m.HTTPTokens != "optional" && m.HTTPTokens != "required" {
-			return d, errInvalidValue("Value (%s) for parameter %sMetadataOptions.HttpTokens is invalid. Valid values: optional, required", m.HTTPTokens, prefix)
+			return d, wire.InvalidValue("Value (%s) for parameter %sMetadataOptions.HttpTokens is invalid. Valid values: optional, required", m.HTTPTokens, prefix)
 		}
 		for name, v := range map[string]string{"HttpEndpoint": m.HTTPEndpoint, "HttpProtocolIpv6": m.HTTPProtocolIPv6, "InstanceMetadataTags": m.InstanceMetadataTags} {
 			if v != "" && v != "enabled" && v != "disabled" {
-				return d, errInvalidValue("Value (%s) for parameter %sMetadataOptions.%s is invalid. Valid values: enabled, disabled", v, prefix, name)
+				return d, wire.InvalidValue("Value (%s) for parameter %sMetadataOptions.%s is invalid. Valid values: enabled, disabled", v, prefix, name)
 			}
 		}
 		d.Metadata = m
 	}
-	specs, err := q.tagSpecs("TagSpecification")
+	specs, err := q.TagSpecs("TagSpecification")
 	if err != nil {
 		return d, err
 	}
 	d.TagSpecs = specs
-	for _, n := range q.list("NetworkInterface") {
-		ni := ec2.NetworkInterfaceSpec{SubnetID: n.str("SubnetId"), Groups: n.strs("SecurityGroupId"),
-			Description: n.str("Description"), InterfaceType: n.str("InterfaceType")}
-		if v, ok, err := n.integer("DeviceIndex"); err != nil {
+	for _, n := range q.List("NetworkInterface") {
+		ni := ec2.NetworkInterfaceSpec{SubnetID: n.Str("SubnetId"), Groups: n.Strs("SecurityGroupId"),
+			Description: n.Str("Description"), InterfaceType: n.Str("InterfaceType")}
+		if v, ok, err := n.Int("DeviceIndex"); err != nil {
 			return d, err
 		} else if ok {
 			i := int32(v)
 			ni.DeviceIndex = &i
 		}
-		if v, ok, err := n.boolean("AssociatePublicIpAddress"); err != nil {
+		if v, ok, err := n.Bool("AssociatePublicIpAddress"); err != nil {
 			return d, err
 		} else if ok {
 			ni.AssociatePublicIPAddress = &v
 		}
-		if v, ok, err := n.boolean("DeleteOnTermination"); err != nil {
+		if v, ok, err := n.Bool("DeleteOnTermination"); err != nil {
 			return d, err
 		} else if ok {
 			ni.DeleteOnTermination = &v
@@ -108,41 +109,41 @@ func parseLaunchData(q *query, prefix string) (ec2.LaunchData, *APIError) {
 	return d, nil
 }
 
-func parseBlockDevice(m *query, name string) (ec2.BlockDeviceSpec, *APIError) {
-	bd := ec2.BlockDeviceSpec{DeviceName: m.str("DeviceName")}
+func parseBlockDevice(m *wire.Query, name string) (ec2.BlockDeviceSpec, *wire.Error) {
+	bd := ec2.BlockDeviceSpec{DeviceName: m.Str("DeviceName")}
 	if bd.DeviceName == "" {
-		return bd, errMissing(name + ".DeviceName")
+		return bd, wire.Missing(name + ".DeviceName")
 	}
-	if m.has("NoDevice") {
+	if m.Has("NoDevice") {
 		bd.NoDevice = true
 		return bd, nil
 	}
-	e := m.get("Ebs")
+	e := m.Get("Ebs")
 	if e == nil {
 		return bd, nil
 	}
-	spec := &ec2.EBSSpec{VolumeType: e.str("VolumeType"), KMSKeyID: e.str("KmsKeyId"), SnapshotID: e.str("SnapshotId")}
+	spec := &ec2.EBSSpec{VolumeType: e.Str("VolumeType"), KMSKeyID: e.Str("KmsKeyId"), SnapshotID: e.Str("SnapshotId")}
 	if spec.VolumeType != "" && !validVolumeTypes[spec.VolumeType] {
-		return bd, errInvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", spec.VolumeType)
+		return bd, wire.InvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", spec.VolumeType)
 	}
 	for field, dst := range map[string]**int32{"VolumeSize": &spec.VolumeSize, "Iops": &spec.Iops, "Throughput": &spec.Throughput} {
-		n, ok, err := e.integer(field)
+		n, ok, err := e.Int(field)
 		if err != nil {
 			return bd, err
 		}
 		if ok {
 			if n < 1 || n > 256000 {
-				return bd, errInvalidValue("Value (%d) for parameter %s.Ebs.%s is invalid.", n, name, field)
+				return bd, wire.InvalidValue("Value (%d) for parameter %s.Ebs.%s is invalid.", n, name, field)
 			}
 			v := int32(n)
 			*dst = &v
 		}
 	}
 	if spec.VolumeSize != nil && *spec.VolumeSize > 65536 {
-		return bd, errInvalidValue("Volume of %dGiB is too large; the maximum is 65536GiB.", *spec.VolumeSize)
+		return bd, wire.InvalidValue("Volume of %dGiB is too large; the maximum is 65536GiB.", *spec.VolumeSize)
 	}
 	for field, dst := range map[string]**bool{"Encrypted": &spec.Encrypted, "DeleteOnTermination": &spec.DeleteOnTermination} {
-		v, ok, err := e.boolean(field)
+		v, ok, err := e.Bool(field)
 		if err != nil {
 			return bd, err
 		}
@@ -198,29 +199,29 @@ func mergeLaunchData(base, over ec2.LaunchData) ec2.LaunchData {
 }
 
 // findTemplate resolves a template by ID or name. Callers hold s.mu.
-func (s *Server) findTemplate(id, name string) (*ec2.LaunchTemplate, *APIError) {
+func (s *Server) findTemplate(id, name string) (*ec2.LaunchTemplate, *wire.Error) {
 	switch {
 	case id != "":
 		if !validID(id, "lt") {
-			return nil, badRequest(CodeInvalidLaunchTemplateIDBad, "The specified launch template ID is invalid: %s", id)
+			return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateIDBad, "The specified launch template ID is invalid: %s", id)
 		}
 		lt := s.model.Templates[id]
 		if lt == nil {
-			return nil, badRequest(CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
+			return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
 		}
 		return lt, nil
 	case name != "":
 		lt := s.model.Templates[s.model.LTByName[name]]
 		if lt == nil {
-			return nil, badRequest(CodeInvalidLaunchTemplateNameNF, "The specified launch template, with template name %s, does not exist.", name)
+			return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateNameNF, "The specified launch template, with template name %s, does not exist.", name)
 		}
 		return lt, nil
 	}
-	return nil, errMissing("LaunchTemplateId or LaunchTemplateName")
+	return nil, wire.Missing("LaunchTemplateId or LaunchTemplateName")
 }
 
 // templateVersion resolves "", "$Default", "$Latest" or a number.
-func templateVersion(lt *ec2.LaunchTemplate, v string) (*ec2.LaunchTemplateVersion, *APIError) {
+func templateVersion(lt *ec2.LaunchTemplate, v string) (*ec2.LaunchTemplateVersion, *wire.Error) {
 	var n int64
 	switch v {
 	case "", "$Default":
@@ -231,12 +232,12 @@ func templateVersion(lt *ec2.LaunchTemplate, v string) (*ec2.LaunchTemplateVersi
 		var err error
 		n, err = strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return nil, errInvalidValue("Invalid launch template version %q: expected a number, $Latest or $Default.", v)
+			return nil, wire.InvalidValue("Invalid launch template version %q: expected a number, $Latest or $Default.", v)
 		}
 	}
 	ver := lt.Version(n)
 	if ver == nil {
-		return nil, badRequest(CodeInvalidLaunchTemplateIDVersion, "Could not find launch template version %s for template %s", v, lt.ID)
+		return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateIDVersion, "Could not find launch template version %s for template %s", v, lt.ID)
 	}
 	return ver, nil
 }
@@ -249,41 +250,41 @@ func (s *Server) createdBy(caller string) string {
 
 var templateTagTypes = map[string]bool{"launch-template": true}
 
-func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
-	name := c.q.str("LaunchTemplateName")
+func (s *Server) createLaunchTemplate(c *call) (wireResponse, *wire.Error) {
+	name := c.q.Str("LaunchTemplateName")
 	if name == "" {
-		return nil, errMissing("LaunchTemplateName")
+		return nil, wire.Missing("LaunchTemplateName")
 	}
 	if !ltNameRE.MatchString(name) {
-		return nil, badRequest(CodeInvalidLaunchTemplateNameBad, "A launch template name must be between 3 and 128 characters, and may contain letters, numbers, and the following characters: - ( ) . / _.'")
+		return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateNameBad, "A launch template name must be between 3 and 128 characters, and may contain letters, numbers, and the following characters: - ( ) . / _.'")
 	}
-	dq := c.q.get("LaunchTemplateData")
+	dq := c.q.Get("LaunchTemplateData")
 	if dq == nil {
-		return nil, errMissing("LaunchTemplateData")
+		return nil, wire.Missing("LaunchTemplateData")
 	}
 	data, err := parseLaunchData(dq, "LaunchTemplateData.")
 	if err != nil {
 		return nil, err
 	}
-	byType, err := c.q.specTags(templateTagTypes)
+	byType, err := specTags(c.q, templateTagTypes)
 	if err != nil {
 		return nil, err
 	}
 	tags := byType["launch-template"]
 	resp := &launchTemplateResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if _, ok := s.model.LTByName[name]; ok {
-			return badRequest(CodeInvalidLaunchTemplateNameExists, "Launch template name already in use.")
+			return wire.BadRequest(wire.CodeInvalidLaunchTemplateNameExists, "Launch template name already in use.")
 		}
 		if e := s.validateTemplateRefs(data); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		lt := &ec2.LaunchTemplate{Seq: s.nextSeq(), ID: s.newID("lt"), Name: name, CreateTime: c.now,
 			CreatedBy: s.createdBy(c.caller), DefaultVersion: 1, Tags: tags,
-			Versions: []ec2.LaunchTemplateVersion{{Number: 1, Description: c.q.str("VersionDescription"), CreateTime: c.now,
+			Versions: []ec2.LaunchTemplateVersion{{Number: 1, Description: c.q.Str("VersionDescription"), CreateTime: c.now,
 				CreatedBy: s.createdBy(c.caller), Data: data}}}
 		s.model.Templates[lt.ID] = lt
 		s.model.LTByName[name] = lt.ID
@@ -300,37 +301,37 @@ func (s *Server) createLaunchTemplate(c *call) (wireResponse, *APIError) {
 
 // validateTemplateRefs checks what AWS checks when a template is stored: the image and
 // security groups it names exist. Callers hold s.mu.
-func (s *Server) validateTemplateRefs(d ec2.LaunchData) *APIError {
+func (s *Server) validateTemplateRefs(d ec2.LaunchData) *wire.Error {
 	if d.ImageID != "" && s.model.Images[d.ImageID] == nil {
-		return badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", d.ImageID)
+		return wire.BadRequest(wire.CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", d.ImageID)
 	}
 	if d.InstanceType != "" && s.types[d.InstanceType] == nil {
-		return errInvalidValue("Invalid value '%s' for InstanceType.", d.InstanceType)
+		return wire.InvalidValue("Invalid value '%s' for InstanceType.", d.InstanceType)
 	}
 	for _, g := range d.SecurityGroupIDs {
 		if s.model.Groups[g] == nil {
-			return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
+			return wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", g)
 		}
 	}
 	return nil
 }
 
-func (s *Server) createLaunchTemplateVersion(c *call) (wireResponse, *APIError) {
-	dq := c.q.get("LaunchTemplateData")
+func (s *Server) createLaunchTemplateVersion(c *call) (wireResponse, *wire.Error) {
+	dq := c.q.Get("LaunchTemplateData")
 	if dq == nil {
-		return nil, errMissing("LaunchTemplateData")
+		return nil, wire.Missing("LaunchTemplateData")
 	}
 	data, err := parseLaunchData(dq, "LaunchTemplateData.")
 	if err != nil {
 		return nil, err
 	}
 	resp := &launchTemplateVersionResponse{}
-	aerr := s.mutate(c, func() *APIError {
-		lt, e := s.findTemplate(c.q.str("LaunchTemplateId"), c.q.str("LaunchTemplateName"))
+	aerr := s.mutate(c, func() *wire.Error {
+		lt, e := s.findTemplate(c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName"))
 		if e != nil {
 			return e
 		}
-		if src := c.q.str("SourceVersion"); src != "" {
+		if src := c.q.Str("SourceVersion"); src != "" {
 			base, e := templateVersion(lt, src)
 			if e != nil {
 				return e
@@ -342,9 +343,9 @@ func (s *Server) createLaunchTemplateVersion(c *call) (wireResponse, *APIError) 
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
-		v := ec2.LaunchTemplateVersion{Number: lt.Latest() + 1, Description: c.q.str("VersionDescription"),
+		v := ec2.LaunchTemplateVersion{Number: lt.Latest() + 1, Description: c.q.Str("VersionDescription"),
 			CreateTime: c.now, CreatedBy: s.createdBy(c.caller), Data: data}
 		lt.Versions = append(lt.Versions, v)
 		s.save(bucketTemplates, lt.ID, lt)
@@ -372,15 +373,15 @@ func dedupeTagSpecs(specs []ec2.TagSpec) []ec2.TagSpec {
 	return out
 }
 
-func (s *Server) deleteLaunchTemplate(c *call) (wireResponse, *APIError) {
+func (s *Server) deleteLaunchTemplate(c *call) (wireResponse, *wire.Error) {
 	resp := &launchTemplateResponse{}
-	aerr := s.mutate(c, func() *APIError {
-		lt, e := s.findTemplate(c.q.str("LaunchTemplateId"), c.q.str("LaunchTemplateName"))
+	aerr := s.mutate(c, func() *wire.Error {
+		lt, e := s.findTemplate(c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName"))
 		if e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		delete(s.model.Templates, lt.ID)
 		delete(s.model.LTByName, lt.Name)

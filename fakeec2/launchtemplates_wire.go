@@ -1,6 +1,9 @@
 package fakeec2
 
-import "github.com/karplab/karplab/fakeec2/ec2"
+import (
+	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
+)
 
 // The wire form of launch templates: the XML shapes EC2 answers the launch template
 // actions with, wireLaunchTemplate, wireLTVersion and wireLaunchData that render a template
@@ -212,15 +215,15 @@ var ltAttrs = attrTable[*ec2.LaunchTemplate]{
 	"create-time":          func(lt *ec2.LaunchTemplate) []string { return one(xmlTime(lt.CreateTime)) },
 }
 
-func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *APIError) {
+func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.LaunchTemplate]{attrs: ltAttrs, tags: func(lt *ec2.LaunchTemplate) []ec2.Tag { return lt.Tags },
 		min: 1, max: 200, idParam: "LaunchTemplateId", nameParam: "LaunchTemplateName",
 		withMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
-		byName: func(n string) (*ec2.LaunchTemplate, *APIError) {
+		byName: func(n string) (*ec2.LaunchTemplate, *wire.Error) {
 			if lt := s.model.Templates[s.model.LTByName[n]]; lt != nil {
 				return lt, nil
 			}
-			return nil, badRequest(CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
+			return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
 		},
 		seq: func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq }})
 	if err != nil {
@@ -228,7 +231,7 @@ func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.model.Templates, func(id string) *APIError {
+	page, next, err := req.run(s.model.Templates, func(id string) *wire.Error {
 		_, e := s.findTemplate(id, "")
 		return e
 	})
@@ -256,25 +259,25 @@ var ltVersionAttrs = attrTable[ltVersionRow]{
 	"create-time":        func(x ltVersionRow) []string { return one(xmlTime(x.v.CreateTime)) },
 }
 
-func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIError) {
+func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[ltVersionRow]{attrs: ltVersionAttrs, min: 1, max: 200,
 		seq: func(x ltVersionRow) uint64 { return x.seq }})
 	if err != nil {
 		return nil, err
 	}
-	versions := c.q.strs("LaunchTemplateVersion")
-	minV, _, err := c.q.integer("MinVersion")
+	versions := c.q.Strs("LaunchTemplateVersion")
+	minV, _, err := c.q.Int("MinVersion")
 	if err != nil {
 		return nil, err
 	}
-	maxV, _, err := c.q.integer("MaxVersion")
+	maxV, _, err := c.q.Int("MaxVersion")
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var lts []*ec2.LaunchTemplate
-	id, name := c.q.str("LaunchTemplateId"), c.q.str("LaunchTemplateName")
+	id, name := c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName")
 	if id != "" || name != "" {
 		lt, e := s.findTemplate(id, name)
 		if e != nil {
@@ -284,11 +287,11 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *APIErro
 	} else {
 		for _, v := range versions {
 			if v != "$Latest" && v != "$Default" {
-				return nil, errMissing("LaunchTemplateId or LaunchTemplateName")
+				return nil, wire.Missing("LaunchTemplateId or LaunchTemplateName")
 			}
 		}
 		if len(versions) == 0 {
-			return nil, errMissing("LaunchTemplateId or LaunchTemplateName")
+			return nil, wire.Missing("LaunchTemplateId or LaunchTemplateName")
 		}
 		for _, lt := range s.model.Templates {
 			lts = append(lts, lt)

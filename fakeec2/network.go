@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // DiscoveryTag is the tag Karpenter's EC2NodeClass selects the lab's subnets and security
@@ -85,7 +86,7 @@ var vpcAttrs = attrTable[*ec2.VPC]{
 	"owner-id":   func(v *ec2.VPC) []string { return nil },
 }
 
-func (s *Server) describeVpcs(c *call) (wireResponse, *APIError) {
+func (s *Server) describeVpcs(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.VPC]{attrs: vpcAttrs, tags: func(v *ec2.VPC) []ec2.Tag { return v.Tags },
 		min: 5, max: 1000, idParam: "VpcId", seq: func(v *ec2.VPC) uint64 { return v.Seq }})
 	if err != nil {
@@ -94,8 +95,8 @@ func (s *Server) describeVpcs(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeVpcsResponse{}
-	page, next, err := req.run(s.model.VPCs, func(id string) *APIError {
-		return badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
+	page, next, err := req.run(s.model.VPCs, func(id string) *wire.Error {
+		return wire.BadRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
 	})
 	if err != nil {
 		return nil, err
@@ -157,7 +158,7 @@ var subnetAttrs = attrTable[*ec2.Subnet]{
 	},
 }
 
-func (s *Server) describeSubnets(c *call) (wireResponse, *APIError) {
+func (s *Server) describeSubnets(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.Subnet]{attrs: subnetAttrs, tags: func(x *ec2.Subnet) []ec2.Tag { return x.Tags },
 		min: 5, max: 1000, idParam: "SubnetId", seq: func(x *ec2.Subnet) uint64 { return x.Seq }})
 	if err != nil {
@@ -166,8 +167,8 @@ func (s *Server) describeSubnets(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeSubnetsResponse{}
-	page, next, err := req.run(s.model.Subnets, func(id string) *APIError {
-		return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
+	page, next, err := req.run(s.model.Subnets, func(id string) *wire.Error {
+		return wire.BadRequest(wire.CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
 	})
 	if err != nil {
 		return nil, err
@@ -211,7 +212,7 @@ var groupAttrs = attrTable[*ec2.SecurityGroup]{
 	"owner-id":    func(g *ec2.SecurityGroup) []string { return nil },
 }
 
-func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
+func (s *Server) describeSecurityGroups(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.SecurityGroup]{attrs: groupAttrs, tags: func(g *ec2.SecurityGroup) []ec2.Tag { return g.Tags },
 		min: 5, max: 1000, idParam: "GroupId", nameParam: "GroupName", byName: s.groupByName,
 		seq: func(g *ec2.SecurityGroup) uint64 { return g.Seq }})
@@ -220,8 +221,8 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.model.Groups, func(id string) *APIError {
-		return badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+	page, next, err := req.run(s.model.Groups, func(id string) *wire.Error {
+		return wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
 	})
 	if err != nil {
 		return nil, err
@@ -237,7 +238,7 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *APIError) {
 }
 
 // groupByName finds a security group by name in any VPC. Callers hold s.mu.
-func (s *Server) groupByName(name string) (*ec2.SecurityGroup, *APIError) {
+func (s *Server) groupByName(name string) (*ec2.SecurityGroup, *wire.Error) {
 	var found *ec2.SecurityGroup
 	for _, g := range s.model.Groups {
 		if g.Name == name {
@@ -245,7 +246,7 @@ func (s *Server) groupByName(name string) (*ec2.SecurityGroup, *APIError) {
 		}
 	}
 	if found == nil {
-		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC", name)
+		return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC", name)
 	}
 	return found, nil
 }
@@ -281,8 +282,8 @@ var zoneAttrs = attrTable[zoneInfo]{
 
 func regionOf(zone string) string { return strings.TrimRight(zone, "abcdefghijklmnopqrstuvwxyz") }
 
-func (s *Server) describeAvailabilityZones(c *call) (wireResponse, *APIError) {
-	zids := c.q.strs("ZoneId")
+func (s *Server) describeAvailabilityZones(c *call) (wireResponse, *wire.Error) {
+	zids := c.q.Strs("ZoneId")
 	zones, pos := map[string]zoneInfo{}, map[string]uint64{}
 	for i, z := range s.zones {
 		zones[z.Name], pos[z.Name] = z, uint64(i+1)
@@ -293,7 +294,7 @@ func (s *Server) describeAvailabilityZones(c *call) (wireResponse, *APIError) {
 	if err != nil {
 		return nil, err
 	}
-	page, _, err := req.run(zones, func(n string) *APIError { return errInvalidValue("The zone '%s' does not exist.", n) })
+	page, _, err := req.run(zones, func(n string) *wire.Error { return wire.InvalidValue("The zone '%s' does not exist.", n) })
 	if err != nil {
 		return nil, err
 	}

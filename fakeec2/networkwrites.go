@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // The VPC's writes: CreateSecurityGroup, DeleteSecurityGroup and DeleteSubnet. A group or
@@ -28,35 +29,35 @@ type deleteGroupResponse struct {
 
 var groupTagTypes = map[string]bool{"security-group": true}
 
-func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
-	name, desc, vpcID := c.q.str("GroupName"), c.q.str("GroupDescription"), c.q.str("VpcId")
+func (s *Server) createSecurityGroup(c *call) (wireResponse, *wire.Error) {
+	name, desc, vpcID := c.q.Str("GroupName"), c.q.Str("GroupDescription"), c.q.Str("VpcId")
 	switch {
 	case name == "":
-		return nil, errMissing("GroupName")
+		return nil, wire.Missing("GroupName")
 	case desc == "":
-		return nil, errMissing("GroupDescription")
+		return nil, wire.Missing("GroupDescription")
 	case len(name) > 255 || len(desc) > 255:
-		return nil, errInvalidValue("Value for parameter GroupName and GroupDescription must be at most 255 characters")
+		return nil, wire.InvalidValue("Value for parameter GroupName and GroupDescription must be at most 255 characters")
 	case strings.HasPrefix(strings.ToLower(name), "sg-"):
-		return nil, errInvalidValue("Group names may not be in the format sg-*.")
+		return nil, wire.InvalidValue("Group names may not be in the format sg-*.")
 	}
-	tags, err := c.q.specTags(groupTagTypes)
+	tags, err := specTags(c.q, groupTagTypes)
 	if err != nil {
 		return nil, err
 	}
 	resp := &createGroupResponse{Return: true}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.vpcOrDefault(vpcID)
 		if e != nil {
 			return e
 		}
 		for _, g := range s.model.Groups {
 			if g.VpcID == v.ID && g.Name == name {
-				return badRequest("InvalidGroup.Duplicate", "The security group '%s' already exists for VPC '%s'", name, v.ID)
+				return wire.BadRequest("InvalidGroup.Duplicate", "The security group '%s' already exists for VPC '%s'", name, v.ID)
 			}
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		g := &ec2.SecurityGroup{Seq: s.nextSeq(), ID: s.newID("sg"), Name: name, Description: desc, VpcID: v.ID,
 			Tags: ec2.SetTags(nil, tags["security-group"])}
@@ -73,17 +74,17 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *APIError) {
 }
 
 // vpcOrDefault is the VPC named, or the default VPC when none is. Callers hold s.mu.
-func (s *Server) vpcOrDefault(id string) (*ec2.VPC, *APIError) {
+func (s *Server) vpcOrDefault(id string) (*ec2.VPC, *wire.Error) {
 	if id != "" {
 		if v := s.model.VPCs[id]; v != nil {
 			return v, nil
 		}
-		return nil, badRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
+		return nil, wire.BadRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
 	}
 	if v := s.defaultVPC(); v != nil {
 		return v, nil
 	}
-	return nil, badRequest("VPCIdNotSpecified", "No default VPC for this user")
+	return nil, wire.BadRequest("VPCIdNotSpecified", "No default VPC for this user")
 }
 
 // defaultVPC is the account's default VPC (nil when it has none). Callers hold s.mu.
@@ -100,23 +101,23 @@ func (s *Server) groupArn(id string) string {
 	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.region, s.account, id)
 }
 
-func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *APIError) {
-	id, name := c.q.str("GroupId"), c.q.str("GroupName")
+func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *wire.Error) {
+	id, name := c.q.Str("GroupId"), c.q.Str("GroupName")
 	if id == "" && name == "" {
-		return nil, errMissing("GroupId")
+		return nil, wire.Missing("GroupId")
 	}
 	resp := &deleteGroupResponse{Return: true}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		g, e := s.groupToDelete(id, name)
 		if e != nil {
 			return e
 		}
 		use := ec2.GroupUse{Group: g, Interfaces: s.interfacesWhere(func(n *ec2.NetworkInterface) bool { return slices.Contains(n.Groups, g.ID) })}
-		if e := refuse(ec2.GroupRefusals, "DeleteSecurityGroup", use); e != nil {
+		if e := wire.Refuse(ec2.GroupRefusals, "DeleteSecurityGroup", use); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		delete(s.model.Groups, g.ID)
 		s.remove(bucketGroups, g.ID)
@@ -132,15 +133,15 @@ func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *APIError) {
 
 // groupToDelete finds DeleteSecurityGroup's group: by ID, or by name in the default VPC.
 // Callers hold s.mu.
-func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *APIError) {
+func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *wire.Error) {
 	if id != "" {
 		if !validID(id, "sg") {
-			return nil, badRequest("InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", id)
+			return nil, wire.BadRequest("InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", id)
 		}
 		if g := s.model.Groups[id]; g != nil {
 			return g, nil
 		}
-		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+		return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
 	}
 	v, e := s.vpcOrDefault("")
 	if e != nil {
@@ -151,25 +152,25 @@ func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *APIError) 
 			return g, nil
 		}
 	}
-	return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC '%s'", name, v.ID)
+	return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC '%s'", name, v.ID)
 }
 
-func (s *Server) deleteSubnet(c *call) (wireResponse, *APIError) {
-	id := c.q.str("SubnetId")
+func (s *Server) deleteSubnet(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("SubnetId")
 	if id == "" {
-		return nil, errMissing("SubnetId")
+		return nil, wire.Missing("SubnetId")
 	}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		sn := s.model.Subnets[id]
 		if sn == nil {
-			return badRequest(CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
+			return wire.BadRequest(wire.CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
 		}
 		use := ec2.SubnetUse{Subnet: sn, Interfaces: s.interfacesWhere(func(n *ec2.NetworkInterface) bool { return n.SubnetID == id })}
-		if e := refuse(ec2.SubnetRefusals, "DeleteSubnet", use); e != nil {
+		if e := wire.Refuse(ec2.SubnetRefusals, "DeleteSubnet", use); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		delete(s.model.Subnets, id)
 		delete(s.model.IPUsed, id)

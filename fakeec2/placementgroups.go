@@ -1,5 +1,7 @@
 package fakeec2
 
+import "github.com/karplab/karplab/fakeec2/ec2/wire"
+
 // --- DescribePlacementGroups ---
 
 // The lab has no placement groups (nothing creates them), so every answer is an empty
@@ -14,21 +16,21 @@ type describePlacementGroupsResponse struct {
 // (tag-key and tag-value come with the tags).
 var placementGroupFilters = noneTable[struct{}]("group-name", "group-arn", "spread-level", "state", "strategy")
 
-func (s *Server) describePlacementGroups(c *call) (wireResponse, *APIError) {
+func (s *Server) describePlacementGroups(c *call) (wireResponse, *wire.Error) {
 	err := describeNone(c, describeSpec[struct{}]{attrs: placementGroupFilters, tags: noTags, noPaging: true,
 		idParam: "GroupId", nameParam: "GroupName",
-		checkIDs: func(ids []string) *APIError {
+		checkIDs: func(ids []string) *wire.Error {
 			for _, id := range ids {
 				if !validID(id, "pg") {
-					return badRequest(CodeInvalidPlacementGroupIDMalformed, "Invalid id: \"%s\" (expecting \"pg-...\")", id)
+					return wire.BadRequest(wire.CodeInvalidPlacementGroupIDMalformed, "Invalid id: \"%s\" (expecting \"pg-...\")", id)
 				}
 			}
 			return nil
 		},
-		byName: func(name string) (struct{}, *APIError) {
-			return struct{}{}, badRequest(CodeInvalidPlacementGroupUnknown, "The Placement Group '%s' is unknown.", name)
-		}}, func(id string) *APIError {
-		return badRequest(CodeInvalidPlacementGroupIDNotFound, "The Placement Group ID '%s' is unknown.", id)
+		byName: func(name string) (struct{}, *wire.Error) {
+			return struct{}{}, wire.BadRequest(wire.CodeInvalidPlacementGroupUnknown, "The Placement Group '%s' is unknown.", name)
+		}}, func(id string) *wire.Error {
+		return wire.BadRequest(wire.CodeInvalidPlacementGroupIDNotFound, "The Placement Group ID '%s' is unknown.", id)
 	})
 	if err != nil {
 		return nil, err

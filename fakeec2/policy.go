@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // Policy is the IAM-like policy the emulator enforces. Every statement that applies to
@@ -106,7 +107,7 @@ type volumeCheck struct {
 }
 
 // authorizeAction applies DenyActions and AllowActions to an EC2 call.
-func (s *Server) authorizeAction(c *call) *APIError {
+func (s *Server) authorizeAction(c *call) *wire.Error {
 	s.mu.RLock()
 	reason := s.policy.authorize(c.caller, "ec2:"+c.action, "*")
 	s.mu.RUnlock()
@@ -243,11 +244,11 @@ func (s *Server) checkPlacement(caller, instanceType, zone, capacityType string)
 
 // deny records the decoded reason in the call's audit event and returns the
 // UnauthorizedOperation error with the encoded message, as AWS words it.
-func (s *Server) deny(c *call, reason string) *APIError {
+func (s *Server) deny(c *call, reason string) *wire.Error {
 	encoded := encodeAuthorizationMessage(c.requestID, reason)
 	c.event.DenialReason = reason
 	c.event.EncodedMessage = encoded
-	return errUnauthorized(encoded)
+	return wire.Unauthorized(encoded)
 }
 
 // encodeAuthorizationMessage makes the opaque failure message (AWS's is decodable only by

@@ -9,55 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
-
-func TestParseQuery(t *testing.T) {
-	tests := []struct {
-		name    string
-		body    string
-		wantErr bool
-		check   func(q *query) any
-		want    any
-	}{
-		{name: "list in index order, gaps allowed", body: "InstanceId.10=c&InstanceId.2=b&InstanceId.1=a",
-			check: func(q *query) any { return q.strs("InstanceId") }, want: []string{"a", "b", "c"}},
-		{name: "filters", body: "Filter.1.Name=tag%3Akarpenter.sh%2Fnodepool&Filter.1.Value.1=x&Filter.1.Value.2=y&Filter.2.Name=instance-state-name&Filter.2.Value.1=running",
-			check: func(q *query) any { fs, _ := q.filters(); return fs },
-			want:  []filter{{Name: "tag:karpenter.sh/nodepool", Values: []string{"x", "y"}}, {Name: "instance-state-name", Values: []string{"running"}}}},
-		{name: "nested overrides", body: "LaunchTemplateConfigs.1.Overrides.2.InstanceType=m5.large&LaunchTemplateConfigs.1.Overrides.1.InstanceType=c5.large",
-			check: func(q *query) any {
-				var out []string
-				for _, o := range q.list("LaunchTemplateConfigs")[0].list("Overrides") {
-					out = append(out, o.str("InstanceType"))
-				}
-				return out
-			}, want: []string{"c5.large", "m5.large"}},
-		{name: "tag specs", body: "TagSpecification.1.ResourceType=instance&TagSpecification.1.Tag.1.Key=a&TagSpecification.1.Tag.1.Value=1&TagSpecification.1.Tag.2.Key=b",
-			check: func(q *query) any { ts, _ := q.tagSpecs("TagSpecification"); return ts },
-			want:  []ec2.TagSpec{{ResourceType: "instance", Tags: []ec2.Tag{{Key: "a", Value: "1"}, {Key: "b", Value: ""}}}}},
-		{name: "zero index", body: "InstanceId.0=a", wantErr: true},
-		{name: "leading zero index", body: "InstanceId.01=a", wantErr: true},
-		{name: "empty segment", body: "Filter..Name=a", wantErr: true},
-		{name: "value and structure", body: "Filter.1=a&Filter.1.Name=b", wantErr: true},
-		{name: "bad escape", body: "Action=%zz", wantErr: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			q, err := parseQueryString(tt.body)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
-			}
-			if err != nil {
-				return
-			}
-			if diff := cmp.Diff(tt.want, tt.check(q)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 func TestWildMatch(t *testing.T) {
 	tests := []struct {
@@ -97,12 +50,12 @@ func FuzzParseQuery(f *testing.F) {
 	}
 	defer srv.Close()
 	f.Fuzz(func(t *testing.T, body string) {
-		q, err := parseQueryString(body)
+		q, err := wire.ParseQueryString(body)
 		if err == nil {
 			form, _ := url.ParseQuery(body)
 			for k, vs := range form {
-				if n := q.get(k); n == nil || n.val != vs[0] {
-					t.Fatalf("key %q: parsed %+v, form has %q", k, n, vs[0])
+				if got := q.Str(k); !q.Has(k) || got != vs[0] {
+					t.Fatalf("key %q: parsed %q (present %v), form has %q", k, got, q.Has(k), vs[0])
 				}
 			}
 		}
@@ -119,7 +72,7 @@ func FuzzParseQuery(f *testing.F) {
 		if err := xml.Unmarshal(rec.Body.Bytes(), &root); err != nil {
 			t.Fatalf("answer is not XML: %v\n%s", err, rec.Body.String())
 		}
-		if rec.Code == http.StatusInternalServerError && root.Errors.Code == CodeInternalError {
+		if rec.Code == http.StatusInternalServerError && root.Errors.Code == wire.CodeInternalError {
 			t.Fatalf("InternalError for %q: %s", body, rec.Body.String())
 		}
 		if rec.Code == http.StatusOK && !strings.HasSuffix(root.XMLName.Local, "Response") {

@@ -1,15 +1,18 @@
 package fakeec2
 
-import "github.com/karplab/karplab/fakeec2/ec2"
+import (
+	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
+)
 
 // --- RebootInstances ---
 
 // rebootInstances answers as EC2 does: every ID must exist and be running; a reboot
 // keeps the instance running (the lab models no boot, so nothing changes).
-func (s *Server) rebootInstances(c *call) (wireResponse, *APIError) {
-	ids := c.q.strs("InstanceId")
+func (s *Server) rebootInstances(c *call) (wireResponse, *wire.Error) {
+	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -17,12 +20,12 @@ func (s *Server) rebootInstances(c *call) (wireResponse, *APIError) {
 		return nil, e
 	}
 	for _, id := range ids {
-		if e := refuse(ec2.InstanceRefusals, "RebootInstances", s.model.Instances[id]); e != nil {
+		if e := wire.Refuse(ec2.InstanceRefusals, "RebootInstances", s.model.Instances[id]); e != nil {
 			return nil, e
 		}
 	}
 	if c.dryRun {
-		return nil, errDryRun()
+		return nil, wire.DryRun()
 	}
 	return &plainResponse{Return: true}, nil
 }

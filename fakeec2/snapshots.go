@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // EBS snapshots: CreateSnapshot, DescribeSnapshots, DeleteSnapshot. The account's own
@@ -83,22 +84,22 @@ func (s *Server) snapViews() map[string]snapView {
 
 // snapshotSize is the size and encryption of a snapshot a volume may be created from.
 // Callers hold s.mu.
-func (s *Server) snapshotSize(id string) (int32, bool, *APIError) {
+func (s *Server) snapshotSize(id string) (int32, bool, *wire.Error) {
 	v, ok := s.snapViews()[id]
 	if !ok {
 		return 0, false, errSnapshotNotFound(id)
 	}
 	if v.state != snapCompleted {
-		return 0, false, badRequest(CodeIncorrectState, "Snapshot is in invalid state - %s", v.state)
+		return 0, false, wire.BadRequest(wire.CodeIncorrectState, "Snapshot is in invalid state - %s", v.state)
 	}
 	return v.size, v.encrypted, nil
 }
 
-func errSnapshotNotFound(id string) *APIError {
+func errSnapshotNotFound(id string) *wire.Error {
 	if !validID(id, "snap") {
-		return badRequest("InvalidSnapshotID.Malformed", "Invalid id: \"%s\" (expecting \"snap-...\")", id)
+		return wire.BadRequest("InvalidSnapshotID.Malformed", "Invalid id: \"%s\" (expecting \"snap-...\")", id)
 	}
-	return badRequest("InvalidSnapshot.NotFound", "The snapshot '%s' does not exist.", id)
+	return wire.BadRequest("InvalidSnapshot.NotFound", "The snapshot '%s' does not exist.", id)
 }
 
 // --- CreateSnapshot ---
@@ -110,29 +111,29 @@ type createSnapshotResponse struct {
 
 var snapshotTagTypes = map[string]bool{"snapshot": true}
 
-func (s *Server) createSnapshot(c *call) (wireResponse, *APIError) {
-	vid := c.q.str("VolumeId")
-	tags, err := c.q.specTags(snapshotTagTypes)
+func (s *Server) createSnapshot(c *call) (wireResponse, *wire.Error) {
+	vid := c.q.Str("VolumeId")
+	tags, err := specTags(c.q, snapshotTagTypes)
 	if err != nil {
 		return nil, err
 	}
-	if len(c.q.str("Description")) > 255 {
-		return nil, errInvalidValue("The description exceeds 255 characters.")
+	if len(c.q.Str("Description")) > 255 {
+		return nil, wire.InvalidValue("The description exceeds 255 characters.")
 	}
 	resp := &createSnapshotResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
 			return e
 		}
-		if e := refuse(ec2.VolumeRefusals, "CreateSnapshot", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
+		if e := wire.Refuse(ec2.VolumeRefusals, "CreateSnapshot", ec2.VolumeAt{Volume: v, Now: c.now}); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		sn := &ec2.Snapshot{Seq: s.nextSeq(), ID: s.newID("snap"), VolumeID: v.ID, SizeGiB: v.SizeGiB, Encrypted: v.Encrypted,
-			KMSKeyID: v.KMSKeyID, Description: c.q.str("Description"), State: snapPending, StartTime: c.now,
+			KMSKeyID: v.KMSKeyID, Description: c.q.Str("Description"), State: snapPending, StartTime: c.now,
 			CompletedAt: c.now.Add(s.volumeDelay), Tags: ec2.SetTags(nil, tags["snapshot"])}
 		s.model.Snapshots[sn.ID] = sn
 		s.save(bucketSnapshots, sn.ID, sn)
@@ -175,13 +176,13 @@ var snapAttrs = attrTable[snapView]{
 	},
 }
 
-func (s *Server) describeSnapshots(c *call) (wireResponse, *APIError) {
+func (s *Server) describeSnapshots(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[snapView]{attrs: snapAttrs, tags: func(v snapView) []ec2.Tag { return v.tags },
 		min: 5, max: 1000, idParam: "SnapshotId", seq: func(v snapView) uint64 { return v.seq }})
 	if err != nil {
 		return nil, err
 	}
-	owners := c.q.strs("Owner")
+	owners := c.q.Strs("Owner")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	all := s.snapViews()
@@ -209,19 +210,19 @@ func (s *Server) describeSnapshots(c *call) (wireResponse, *APIError) {
 
 // --- DeleteSnapshot ---
 
-func (s *Server) deleteSnapshot(c *call) (wireResponse, *APIError) {
-	id := c.q.str("SnapshotId")
+func (s *Server) deleteSnapshot(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("SnapshotId")
 	if id == "" {
-		return nil, errMissing("SnapshotId")
+		return nil, wire.Missing("SnapshotId")
 	}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		use := ec2.SnapshotUse{ID: id}
 		for _, im := range s.model.Images {
 			if im.RootSnapshotID == id {
 				use.Image = im.ID
 			}
 		}
-		if e := refuse(ec2.SnapshotRefusals, "DeleteSnapshot", use); e != nil {
+		if e := wire.Refuse(ec2.SnapshotRefusals, "DeleteSnapshot", use); e != nil {
 			return e
 		}
 		sn := s.model.Snapshots[id]
@@ -229,7 +230,7 @@ func (s *Server) deleteSnapshot(c *call) (wireResponse, *APIError) {
 			return errSnapshotNotFound(id)
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		delete(s.model.Snapshots, id)
 		s.remove(bucketSnapshots, id)

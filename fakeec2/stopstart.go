@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // StopInstances, StartInstances and ModifyInstanceMetadataOptions: what a person does to
@@ -16,28 +17,28 @@ type stopStartResponse struct {
 	Instances []xmlStateChange `xml:"instancesSet>item"`
 }
 
-func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
-	ids := c.q.strs("InstanceId")
+func (s *Server) stopInstances(c *call) (wireResponse, *wire.Error) {
+	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
 	for _, p := range []string{"Force", "Hibernate"} {
-		if _, _, err := c.q.boolean(p); err != nil {
+		if _, _, err := c.q.Bool(p); err != nil {
 			return nil, err
 		}
 	}
 	resp := &stopStartResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(ec2.InstanceRefusals, "StopInstances", s.model.Instances[id]); e != nil {
+			if e := wire.Refuse(ec2.InstanceRefusals, "StopInstances", s.model.Instances[id]); e != nil {
 				return e
 			}
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		for _, id := range ids {
 			in := s.model.Instances[id]
@@ -63,23 +64,23 @@ func (s *Server) stopInstances(c *call) (wireResponse, *APIError) {
 	return resp, nil
 }
 
-func (s *Server) startInstances(c *call) (wireResponse, *APIError) {
-	ids := c.q.strs("InstanceId")
+func (s *Server) startInstances(c *call) (wireResponse, *wire.Error) {
+	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
 	resp := &stopStartResponse{}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return e
 		}
 		for _, id := range ids {
-			if e := refuse(ec2.InstanceRefusals, "StartInstances", s.model.Instances[id]); e != nil {
+			if e := wire.Refuse(ec2.InstanceRefusals, "StartInstances", s.model.Instances[id]); e != nil {
 				return e
 			}
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		for _, id := range ids {
 			in := s.model.Instances[id]
@@ -118,38 +119,38 @@ type modifyMetadataResponse struct {
 // metadataApplyDelay is how long a metadata change stays pending (AWS: "a few seconds").
 const metadataApplyDelay = 2 * time.Second
 
-func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *APIError) {
-	id := c.q.str("InstanceId")
+func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("InstanceId")
 	if id == "" {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
-	tokens, endpoint, v6, tags := c.q.str("HttpTokens"), c.q.str("HttpEndpoint"), c.q.str("HttpProtocolIpv6"), c.q.str("InstanceMetadataTags")
+	tokens, endpoint, v6, tags := c.q.Str("HttpTokens"), c.q.Str("HttpEndpoint"), c.q.Str("HttpProtocolIpv6"), c.q.Str("InstanceMetadataTags")
 	if tokens != "" && tokens != "optional" && tokens != "required" {
-		return nil, errInvalidValue("Value (%s) for parameter HttpTokens is invalid. Valid values: optional, required", tokens)
+		return nil, wire.InvalidValue("Value (%s) for parameter HttpTokens is invalid. Valid values: optional, required", tokens)
 	}
 	for name, v := range map[string]string{"HttpEndpoint": endpoint, "HttpProtocolIpv6": v6, "InstanceMetadataTags": tags} {
 		if v != "" && v != "enabled" && v != "disabled" {
-			return nil, errInvalidValue("Value (%s) for parameter %s is invalid. Valid values: enabled, disabled", v, name)
+			return nil, wire.InvalidValue("Value (%s) for parameter %s is invalid. Valid values: enabled, disabled", v, name)
 		}
 	}
-	hop, hasHop, err := c.q.integer("HttpPutResponseHopLimit")
+	hop, hasHop, err := c.q.Int("HttpPutResponseHopLimit")
 	if err != nil {
 		return nil, err
 	}
 	if hasHop && (hop < 1 || hop > 64) {
-		return nil, errInvalidValue("The HttpPutResponseHopLimit value must be between 1 and 64.")
+		return nil, wire.InvalidValue("The HttpPutResponseHopLimit value must be between 1 and 64.")
 	}
 	resp := &modifyMetadataResponse{InstanceID: id}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs([]string{id}); e != nil {
 			return e
 		}
 		in := s.model.Instances[id]
-		if e := refuse(ec2.InstanceRefusals, "ModifyInstanceMetadataOptions", in); e != nil {
+		if e := wire.Refuse(ec2.InstanceRefusals, "ModifyInstanceMetadataOptions", in); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		md := &in.Metadata
 		if tokens != "" {
@@ -191,24 +192,24 @@ var protectionAttributes = []struct {
 	{"DisableApiStop", "disableApiStop", func(in *ec2.Instance) *bool { return &in.DisableAPIStop }},
 }
 
-func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *APIError) {
-	id := c.q.str("InstanceId")
+func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *wire.Error) {
+	id := c.q.Str("InstanceId")
 	if id == "" {
-		return nil, errMissing("InstanceId")
+		return nil, wire.Missing("InstanceId")
 	}
 	type change struct {
 		field func(*ec2.Instance) *bool
 		v     bool
 	}
 	var changes []change
-	attr := c.q.str("Attribute") // the older form: Attribute=NAME&Value=V
+	attr := c.q.Str("Attribute") // the older form: Attribute=NAME&Value=V
 	for _, p := range protectionAttributes {
-		v, ok, err := c.q.boolean(p.param + ".Value")
+		v, ok, err := c.q.Bool(p.param + ".Value")
 		if err != nil {
 			return nil, err
 		}
 		if !ok && attr == p.attr {
-			if v, ok, err = c.q.boolean("Value"); err != nil {
+			if v, ok, err = c.q.Bool("Value"); err != nil {
 				return nil, err
 			}
 		}
@@ -218,16 +219,16 @@ func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *APIError) {
 	}
 	switch {
 	case len(changes) > 1:
-		return nil, badRequest(CodeInvalidParameterCombination, "Only one attribute may be modified at a time.")
+		return nil, wire.BadRequest(wire.CodeInvalidParameterCombination, "Only one attribute may be modified at a time.")
 	case len(changes) == 0:
-		return nil, badRequest("UnsupportedOperation", "This EC2 emulator modifies only the disableApiTermination and disableApiStop attributes (ModifyInstanceAttribute).")
+		return nil, wire.BadRequest("UnsupportedOperation", "This EC2 emulator modifies only the disableApiTermination and disableApiStop attributes (ModifyInstanceAttribute).")
 	}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs([]string{id}); e != nil {
 			return e
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		in := s.model.Instances[id]
 		*changes[0].field(in) = changes[0].v

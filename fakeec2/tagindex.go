@@ -4,12 +4,13 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // instanceCandidates narrows a DescribeInstances scan with the index: for the most
 // selective exact tag:KEY filter, the instances carrying one of its values. ok is false
 // when no filter can use the index.
-func (s *Server) instanceCandidates(fs []filter) (cands []*ec2.Instance, ok bool) {
+func (s *Server) instanceCandidates(fs []wire.Filter) (cands []*ec2.Instance, ok bool) {
 	best := -1
 	for _, f := range fs {
 		key, isTag := strings.CutPrefix(f.Name, "tag:")

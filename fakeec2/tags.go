@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // taggable is a resource whose tags CreateTags/DeleteTags/DescribeTags see.
@@ -17,13 +18,13 @@ type taggable struct {
 }
 
 // findTaggable resolves an ID to its resource by prefix. Callers hold s.mu.
-func (s *Server) findTaggable(id string) (*taggable, *APIError) {
+func (s *Server) findTaggable(id string) (*taggable, *wire.Error) {
 	prefix, _, ok := strings.Cut(id, "-")
 	if !ok {
-		return nil, badRequest(CodeInvalidID, "The ID '%s' is not valid", id)
+		return nil, wire.BadRequest(wire.CodeInvalidID, "The ID '%s' is not valid", id)
 	}
-	notFound := func(code, what string) (*taggable, *APIError) {
-		return nil, badRequest(code, "The %s ID '%s' does not exist", what, id)
+	notFound := func(code, what string) (*taggable, *wire.Error) {
+		return nil, wire.BadRequest(code, "The %s ID '%s' does not exist", what, id)
 	}
 	switch prefix {
 	case "i":
@@ -31,29 +32,29 @@ func (s *Server) findTaggable(id string) (*taggable, *APIError) {
 			return &taggable{id, "instance", r.Seq, &r.Tags, bucketInstances, r}, nil
 		}
 		if !validID(id, "i") {
-			return nil, errInstanceMalformed(id)
+			return nil, wire.InstanceMalformed(id)
 		}
-		return nil, errInstanceNotFound(id)
+		return nil, wire.InstanceNotFound(id)
 	case "vol":
 		if r := s.model.Volumes[id]; r != nil {
 			return &taggable{id, "volume", r.Seq, &r.Tags, bucketVolumes, r}, nil
 		}
-		return nil, badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+		return nil, wire.BadRequest(wire.CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
 	case "eni":
 		if r := s.model.ENIs[id]; r != nil {
 			return &taggable{id, "network-interface", r.Seq, &r.Tags, bucketENIs, r}, nil
 		}
-		return notFound(CodeInvalidNetworkInterfaceNotFound, "networkInterface")
+		return notFound(wire.CodeInvalidNetworkInterfaceNotFound, "networkInterface")
 	case "subnet":
 		if r := s.model.Subnets[id]; r != nil {
 			return &taggable{id, "subnet", r.Seq, &r.Tags, bucketSubnets, r}, nil
 		}
-		return notFound(CodeInvalidSubnetIDNotFound, "subnet")
+		return notFound(wire.CodeInvalidSubnetIDNotFound, "subnet")
 	case "sg":
 		if r := s.model.Groups[id]; r != nil {
 			return &taggable{id, "security-group", r.Seq, &r.Tags, bucketGroups, r}, nil
 		}
-		return nil, badRequest(CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
+		return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
 	case "vpc":
 		if r := s.model.VPCs[id]; r != nil {
 			return &taggable{id, "vpc", r.Seq, &r.Tags, bucketVPCs, r}, nil
@@ -63,12 +64,12 @@ func (s *Server) findTaggable(id string) (*taggable, *APIError) {
 		if r := s.model.Images[id]; r != nil {
 			return &taggable{id, "image", r.Seq, &r.Tags, bucketImages, r}, nil
 		}
-		return nil, badRequest(CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
+		return nil, wire.BadRequest(wire.CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
 	case "lt":
 		if r := s.model.Templates[id]; r != nil {
 			return &taggable{id, "launch-template", r.Seq, &r.Tags, bucketTemplates, r}, nil
 		}
-		return nil, badRequest(CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
+		return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
 	case "snap":
 		if r := s.model.Snapshots[id]; r != nil {
 			return &taggable{id, "snapshot", r.Seq, &r.Tags, bucketSnapshots, r}, nil
@@ -80,7 +81,7 @@ func (s *Server) findTaggable(id string) (*taggable, *APIError) {
 		}
 		return notFound("InvalidFleetId.NotFound", "fleet")
 	}
-	return nil, badRequest(CodeInvalidID, "The ID '%s' is not valid", id)
+	return nil, wire.BadRequest(wire.CodeInvalidID, "The ID '%s' is not valid", id)
 }
 
 func (s *Server) allTaggables() []*taggable {
@@ -132,8 +133,8 @@ const (
 
 func isSystemTag(key string) bool { return strings.HasPrefix(strings.ToLower(key), "aws:") }
 
-func errReservedTag() *APIError {
-	return errInvalidValue("Tag keys starting with 'aws:' are reserved for internal use")
+func errReservedTag() *wire.Error {
+	return wire.InvalidValue("Tag keys starting with 'aws:' are reserved for internal use")
 }
 
 // systemTags is the aws:-prefixed part of tags.
@@ -163,27 +164,27 @@ func launchSystemTags(spec *launchSpec) (instance, volume []ec2.Tag) {
 	return instance, volume
 }
 
-func (s *Server) createTags(c *call) (wireResponse, *APIError) {
-	ids := c.q.strs("ResourceId")
+func (s *Server) createTags(c *call) (wireResponse, *wire.Error) {
+	ids := c.q.Strs("ResourceId")
 	if len(ids) == 0 {
-		return nil, errMissing("ResourceId")
+		return nil, wire.Missing("ResourceId")
 	}
-	tags, err := c.q.tags("Tag")
+	tags, err := c.q.Tags("Tag")
 	if err != nil {
 		return nil, err
 	}
 	if len(tags) == 0 {
-		return nil, errMissing("Tag")
+		return nil, wire.Missing("Tag")
 	}
 	for _, t := range tags {
 		if isSystemTag(t.Key) {
 			return nil, errReservedTag()
 		}
 		if t.Key == "" || len(t.Key) > 128 || len(t.Value) > 256 {
-			return nil, errInvalidValue("Tag key must be 1-128 characters and value at most 256 characters")
+			return nil, wire.InvalidValue("Tag key must be 1-128 characters and value at most 256 characters")
 		}
 	}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		var targets []*taggable
 		for _, id := range ids {
 			t, e := s.findTaggable(id)
@@ -191,12 +192,12 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 				return e
 			}
 			if userTags(ec2.SetTags(*t.tags, tags)) > maxTagsPerResource {
-				return badRequest(CodeTagLimitExceeded, "The maximum number of tags for resource '%s' has been reached.", id)
+				return wire.BadRequest(wire.CodeTagLimitExceeded, "The maximum number of tags for resource '%s' has been reached.", id)
 			}
 			targets = append(targets, t)
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		for _, t := range targets {
 			if in, ok := t.record.(*ec2.Instance); ok {
@@ -215,22 +216,22 @@ func (s *Server) createTags(c *call) (wireResponse, *APIError) {
 	return &plainResponse{Return: true}, nil
 }
 
-func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
-	ids := c.q.strs("ResourceId")
+func (s *Server) deleteTags(c *call) (wireResponse, *wire.Error) {
+	ids := c.q.Strs("ResourceId")
 	if len(ids) == 0 {
-		return nil, errMissing("ResourceId")
+		return nil, wire.Missing("ResourceId")
 	}
 	var dels []ec2.TagDeletion
-	for _, t := range c.q.list("Tag") {
-		if !t.has("Key") {
-			return nil, errMissing("Tag.Key")
+	for _, t := range c.q.List("Tag") {
+		if !t.Has("Key") {
+			return nil, wire.Missing("Tag.Key")
 		}
-		if isSystemTag(t.str("Key")) {
+		if isSystemTag(t.Str("Key")) {
 			return nil, errReservedTag()
 		}
-		dels = append(dels, ec2.TagDeletion{Key: t.str("Key"), Value: t.str("Value"), HasValue: t.has("Value")})
+		dels = append(dels, ec2.TagDeletion{Key: t.Str("Key"), Value: t.Str("Value"), HasValue: t.Has("Value")})
 	}
-	aerr := s.mutate(c, func() *APIError {
+	aerr := s.mutate(c, func() *wire.Error {
 		var targets []*taggable
 		for _, id := range ids {
 			t, e := s.findTaggable(id)
@@ -240,7 +241,7 @@ func (s *Server) deleteTags(c *call) (wireResponse, *APIError) {
 			targets = append(targets, t)
 		}
 		if c.dryRun {
-			return errDryRun()
+			return wire.DryRun()
 		}
 		for _, t := range targets {
 			next := systemTags(*t.tags) // no Tag parameter: delete every tag but AWS's own
@@ -291,8 +292,8 @@ var tagRowAttrs = attrTable[tagRow]{
 
 // compileTagFilters splits DescribeTags' filters: tag:KEY selects the rows of resources
 // carrying that tag (all their tags are shown), the others match rows.
-func compileTagFilters(fs []filter) (func(tagRow) bool, *APIError) {
-	var tagFilters, rowFilters []filter
+func compileTagFilters(fs []wire.Filter) (func(tagRow) bool, *wire.Error) {
+	var tagFilters, rowFilters []wire.Filter
 	for _, f := range fs {
 		if strings.HasPrefix(f.Name, "tag:") {
 			tagFilters = append(tagFilters, f)
@@ -311,7 +312,7 @@ func compileTagFilters(fs []filter) (func(tagRow) bool, *APIError) {
 	return func(r tagRow) bool { return resPred(r.res) && pred(r) }, nil
 }
 
-func (s *Server) describeTags(c *call) (wireResponse, *APIError) {
+func (s *Server) describeTags(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[tagRow]{compile: compileTagFilters, min: 5, max: 1000,
 		seq: func(r tagRow) uint64 { return r.seq }})
 	if err != nil {

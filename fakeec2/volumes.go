@@ -1,6 +1,9 @@
 package fakeec2
 
-import "github.com/karplab/karplab/fakeec2/ec2"
+import (
+	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
+)
 
 // --- DescribeVolumes ---
 
@@ -68,7 +71,7 @@ func attachDOT(v *ec2.Volume) []string {
 	return one(xbool(v.DeleteOnTermination))
 }
 
-func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
+func (s *Server) describeVolumes(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: volumeAttrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
 		min: 5, max: 500, idParam: "VolumeId", withMax: setWithMax("volumeSet"), seq: func(v *ec2.Volume) uint64 { return v.Seq }})
 	if err != nil {
@@ -77,11 +80,11 @@ func (s *Server) describeVolumes(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeVolumesResponse{}
-	page, next, err := req.run(s.model.Volumes, func(id string) *APIError {
+	page, next, err := req.run(s.model.Volumes, func(id string) *wire.Error {
 		if !validID(id, "vol") {
-			return badRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
+			return wire.BadRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
 		}
-		return badRequest(CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+		return wire.BadRequest(wire.CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
 	})
 	if err != nil {
 		return nil, err
@@ -159,7 +162,7 @@ var eniAttrs = attrTable[*ec2.NetworkInterface]{
 	"requester-managed":                func(n *ec2.NetworkInterface) []string { return one("false") },
 }
 
-func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *APIError) {
+func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.NetworkInterface]{attrs: eniAttrs, tags: func(n *ec2.NetworkInterface) []ec2.Tag { return n.Tags },
 		min: 5, max: 1000, idParam: "NetworkInterfaceId", withMax: setWithMax("networkInterfaceIdSet"),
 		seq: func(n *ec2.NetworkInterface) uint64 { return n.Seq }})
@@ -169,8 +172,8 @@ func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *APIError) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeENIsResponse{}
-	page, next, err := req.run(s.model.ENIs, func(id string) *APIError {
-		return badRequest(CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
+	page, next, err := req.run(s.model.ENIs, func(id string) *wire.Error {
+		return wire.BadRequest(wire.CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
 	})
 	if err != nil {
 		return nil, err

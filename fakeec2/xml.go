@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
 // ec2Namespace is the xmlns of every EC2 response of API version 2016-11-15.
@@ -55,7 +56,7 @@ func marshalResponse(action, requestID string, body wireResponse) ([]byte, error
 	return buf.Bytes(), nil
 }
 
-func marshalError(e *APIError, requestID string) []byte {
+func marshalError(e *wire.Error, requestID string) []byte {
 	var b xmlErrorBody
 	b.Errors.Error.Code = e.Code
 	b.Errors.Error.Message = e.Message

@@ -11,7 +11,8 @@
 // one table of preconditions every mutating action consults: Refuse answers a Refusal
 // (EC2's code and message), which fakeec2 turns into its wire error in one place.
 //
-// fakeec2 (the root) keeps the store, the lock, the clock and the wire. This package
+// fakeec2 (the root) keeps the store, the lock and the clock, fakeec2/ec2/wire the
+// protocol's primitives and the root's handlers the rest of the wire. This package
 // imports only the standard library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster
 // or labs.
 package ec2

@@ -1,4 +1,4 @@
-package fakeec2
+package wire
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
-// Error codes as EC2 spells them. Only an APIError crosses the wire.
+// Error codes as EC2 spells them. Only an Error crosses the wire.
 const (
 	CodeInvalidAction                    = "InvalidAction"
 	CodeMissingParameter                 = "MissingParameter"
@@ -49,72 +49,82 @@ const (
 	CodeInvalidPlacementGroupIDMalformed = "InvalidPlacementGroupId.Malformed"
 )
 
-// APIError is an EC2 error response: the code and message the client sees, and the HTTP
+// Error is an EC2 error response: the code and message the client sees, and the HTTP
 // status it arrives with.
-type APIError struct {
+type Error struct {
 	Code       string
 	Message    string
 	HTTPStatus int
 }
 
-func (e *APIError) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-func apiErr(status int, code, format string, args ...any) *APIError {
-	return &APIError{Code: code, Message: fmt.Sprintf(format, args...), HTTPStatus: status}
+// Errorf is the error code answers with status, its message formatted.
+func Errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), HTTPStatus: status}
 }
 
-// badRequest is the common 400 client error.
-func badRequest(code, format string, args ...any) *APIError {
-	return apiErr(http.StatusBadRequest, code, format, args...)
+// BadRequest is the common 400 client error.
+func BadRequest(code, format string, args ...any) *Error {
+	return Errorf(http.StatusBadRequest, code, format, args...)
 }
 
-func errMissing(name string) *APIError {
-	return badRequest(CodeMissingParameter, "The request must contain the parameter %s", name)
+// Missing is the error for a required parameter the request lacks.
+func Missing(name string) *Error {
+	return BadRequest(CodeMissingParameter, "The request must contain the parameter %s", name)
 }
 
-func errInvalidValue(format string, args ...any) *APIError {
-	return badRequest(CodeInvalidParameterValue, format, args...)
+// InvalidValue is the 400 InvalidParameterValue error.
+func InvalidValue(format string, args ...any) *Error {
+	return BadRequest(CodeInvalidParameterValue, format, args...)
 }
 
-func errDryRun() *APIError {
-	return apiErr(http.StatusPreconditionFailed, CodeDryRunOperation,
+// DryRun is the answer to a DryRun call that would have succeeded.
+func DryRun() *Error {
+	return Errorf(http.StatusPreconditionFailed, CodeDryRunOperation,
 		"Request would have succeeded, but DryRun flag is set.")
 }
 
-func errInstanceNotFound(id string) *APIError {
-	return badRequest(CodeInvalidInstanceIDNotFound, "The instance ID '%s' does not exist", id)
+// InstanceNotFound is the error for an instance ID that names no instance.
+func InstanceNotFound(id string) *Error {
+	return BadRequest(CodeInvalidInstanceIDNotFound, "The instance ID '%s' does not exist", id)
 }
 
-func errInstanceMalformed(id string) *APIError {
-	return badRequest(CodeInvalidInstanceIDMalformed, "Invalid id: \"%s\"", id)
+// InstanceMalformed is the error for a string that is not an instance ID.
+func InstanceMalformed(id string) *Error {
+	return BadRequest(CodeInvalidInstanceIDMalformed, "Invalid id: \"%s\"", id)
 }
 
-func errThrottled() *APIError {
-	return apiErr(http.StatusServiceUnavailable, CodeRequestLimitExceeded, "Request limit exceeded.")
+// Throttled is the 503 RequestLimitExceeded error.
+func Throttled() *Error {
+	return Errorf(http.StatusServiceUnavailable, CodeRequestLimitExceeded, "Request limit exceeded.")
 }
 
-func errInsufficientCapacity(instanceType, zone string) *APIError {
-	return apiErr(http.StatusInternalServerError, CodeInsufficientInstanceCapacity,
+// InsufficientCapacity is the error of a pool with no capacity left in zone.
+func InsufficientCapacity(instanceType, zone string) *Error {
+	return Errorf(http.StatusInternalServerError, CodeInsufficientInstanceCapacity,
 		"We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). "+
 			"Our system will be working on provisioning additional capacity. You can currently get %s "+
 			"capacity by not specifying an Availability Zone in your request or choosing a different one.",
 		instanceType, zone, instanceType)
 }
 
-func errUnauthorized(encoded string) *APIError {
-	return apiErr(http.StatusForbidden, CodeUnauthorizedOperation,
+// Unauthorized is the 403 the policy answers, with its encoded failure message.
+func Unauthorized(encoded string) *Error {
+	return Errorf(http.StatusForbidden, CodeUnauthorizedOperation,
 		"You are not authorized to perform this operation. Encoded authorization failure message: %s", encoded)
 }
 
-func errInternal(format string, args ...any) *APIError {
-	return apiErr(http.StatusInternalServerError, CodeInternalError, format, args...)
+// Internal is the 500 InternalError.
+func Internal(format string, args ...any) *Error {
+	return Errorf(http.StatusInternalServerError, CodeInternalError, format, args...)
 }
 
-// refuse answers the model's refusal of action on r, if any, as EC2's error: every state
+// Refuse answers the model's refusal of action on r, if any, as EC2's error: every state
 // rule reaches the wire here.
-func refuse[T any](rules map[string][]ec2.Rule[T], action string, r T) *APIError {
+func Refuse[T any](rules map[string][]ec2.Rule[T], action string, r T) *Error {
 	if rf := ec2.Refuse(rules, action, r); rf != nil {
-		return badRequest(rf.Code, "%s", rf.Message)
+		return BadRequest(rf.Code, "%s", rf.Message)
 	}
 	return nil
 }

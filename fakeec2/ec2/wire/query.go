@@ -1,4 +1,4 @@
-package fakeec2
+package wire
 
 import (
 	"encoding/base64"
@@ -20,31 +20,31 @@ const (
 	maxAuditValue = 4096
 )
 
-// query is a decoded EC2 Query-protocol request: the form's dotted keys
+// Query is a decoded EC2 Query-protocol request: the form's dotted keys
 // (InstanceId.1, Filter.2.Value.1, LaunchTemplateConfigs.1.Overrides.3.InstanceType) as a
 // tree. Lists are children named by their 1-based index.
-type query struct {
+type Query struct {
 	val  string
 	set  bool
-	kids map[string]*query
+	kids map[string]*Query
 }
 
-// parseQueryString decodes a form-encoded request body.
-func parseQueryString(body string) (*query, error) {
+// ParseQueryString decodes a form-encoded request body.
+func ParseQueryString(body string) (*Query, error) {
 	form, err := url.ParseQuery(body)
 	if err != nil {
 		return nil, fmt.Errorf("decoding form: %w", err)
 	}
-	return parseQuery(form)
+	return ParseQuery(form)
 }
 
-// parseQuery builds the tree from form values. A key whose segments are empty, too deep or
+// ParseQuery builds the tree from form values. A key whose segments are empty, too deep or
 // an out-of-range list index is rejected, as is a key that is both a value and a parent.
-func parseQuery(form url.Values) (*query, error) {
+func ParseQuery(form url.Values) (*Query, error) {
 	if len(form) > maxQueryKeys {
 		return nil, fmt.Errorf("too many parameters (%d)", len(form))
 	}
-	root := &query{}
+	root := &Query{}
 	keys := make([]string, 0, len(form))
 	for k := range form {
 		keys = append(keys, k)
@@ -71,11 +71,11 @@ func parseQuery(form url.Values) (*query, error) {
 				}
 			}
 			if n.kids == nil {
-				n.kids = map[string]*query{}
+				n.kids = map[string]*Query{}
 			}
 			c := n.kids[s]
 			if c == nil {
-				c = &query{}
+				c = &Query{}
 				n.kids[s] = c
 			}
 			n = c
@@ -88,7 +88,7 @@ func parseQuery(form url.Values) (*query, error) {
 	return root, nil
 }
 
-func (q *query) checkShape(path string) error {
+func (q *Query) checkShape(path string) error {
 	if q.set && len(q.kids) > 0 && path != "" {
 		return fmt.Errorf("parameter %q is both a value and a structure", path)
 	}
@@ -113,8 +113,8 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// get follows a dotted path; nil when absent.
-func (q *query) get(path string) *query {
+// Get follows a dotted path; nil when absent.
+func (q *Query) Get(path string) *Query {
 	if q == nil {
 		return nil
 	}
@@ -131,22 +131,22 @@ func (q *query) get(path string) *query {
 	return n
 }
 
-// has reports whether a value or structure exists at path.
-func (q *query) has(path string) bool { return q.get(path) != nil }
+// Has reports whether a value or structure exists at path.
+func (q *Query) Has(path string) bool { return q.Get(path) != nil }
 
-// str is the value at path, "" when absent.
-func (q *query) str(path string) string {
-	if n := q.get(path); n != nil {
+// Str is the value at path, "" when absent.
+func (q *Query) Str(path string) string {
+	if n := q.Get(path); n != nil {
 		return n.val
 	}
 	return ""
 }
 
-// list returns the members path.1, path.2, ... in index order (gaps allowed, as AWS does).
-func (q *query) list(path string) []*query {
+// List returns the members path.1, path.2, ... in index order (gaps allowed, as AWS does).
+func (q *Query) List(path string) []*Query {
 	n := q
 	if path != "" {
-		n = q.get(path)
+		n = q.Get(path)
 	}
 	if n == nil || len(n.kids) == 0 {
 		return nil
@@ -159,16 +159,16 @@ func (q *query) list(path string) []*query {
 		}
 	}
 	sort.Ints(idx)
-	out := make([]*query, 0, len(idx))
+	out := make([]*Query, 0, len(idx))
 	for _, i := range idx {
 		out = append(out, n.kids[strconv.Itoa(i)])
 	}
 	return out
 }
 
-// strs returns the string members of the list at path.
-func (q *query) strs(path string) []string {
-	l := q.list(path)
+// Strs returns the string members of the list at path.
+func (q *Query) Strs(path string) []string {
+	l := q.List(path)
 	if l == nil {
 		return nil
 	}
@@ -179,9 +179,9 @@ func (q *query) strs(path string) []string {
 	return out
 }
 
-// boolean parses the value at path; absent is (false, false).
-func (q *query) boolean(path string) (v bool, present bool, err *APIError) {
-	n := q.get(path)
+// Bool parses the value at path; absent is (false, false).
+func (q *Query) Bool(path string) (v bool, present bool, err *Error) {
+	n := q.Get(path)
 	if n == nil {
 		return false, false, nil
 	}
@@ -191,38 +191,38 @@ func (q *query) boolean(path string) (v bool, present bool, err *APIError) {
 	case "false":
 		return false, true, nil
 	}
-	return false, true, errInvalidValue("Value (%s) for parameter %s is invalid. Expected a boolean.", n.val, path)
+	return false, true, InvalidValue("Value (%s) for parameter %s is invalid. Expected a boolean.", n.val, path)
 }
 
-// integer parses the value at path; absent is (0, false).
-func (q *query) integer(path string) (v int64, present bool, err *APIError) {
-	n := q.get(path)
+// Int parses the value at path; absent is (0, false).
+func (q *Query) Int(path string) (v int64, present bool, err *Error) {
+	n := q.Get(path)
 	if n == nil {
 		return 0, false, nil
 	}
 	i, perr := strconv.ParseInt(strings.TrimSpace(n.val), 10, 64)
 	if perr != nil {
-		return 0, true, errInvalidValue("Value (%s) for parameter %s is invalid. Expected an integer.", n.val, path)
+		return 0, true, InvalidValue("Value (%s) for parameter %s is invalid. Expected an integer.", n.val, path)
 	}
 	return i, true, nil
 }
 
-// float parses the value at path; absent is (0, false).
-func (q *query) float(path string) (v float64, present bool, err *APIError) {
-	n := q.get(path)
+// Float parses the value at path; absent is (0, false).
+func (q *Query) Float(path string) (v float64, present bool, err *Error) {
+	n := q.Get(path)
 	if n == nil {
 		return 0, false, nil
 	}
 	f, perr := strconv.ParseFloat(strings.TrimSpace(n.val), 64)
 	if perr != nil {
-		return 0, true, errInvalidValue("Value (%s) for parameter %s is invalid. Expected a number.", n.val, path)
+		return 0, true, InvalidValue("Value (%s) for parameter %s is invalid. Expected a number.", n.val, path)
 	}
 	return f, true, nil
 }
 
-// timestamp parses an ISO 8601 value at path.
-func (q *query) timestamp(path string) (time.Time, bool, *APIError) {
-	n := q.get(path)
+// Time parses an ISO 8601 value at path.
+func (q *Query) Time(path string) (time.Time, bool, *Error) {
+	n := q.Get(path)
 	if n == nil {
 		return time.Time{}, false, nil
 	}
@@ -231,15 +231,15 @@ func (q *query) timestamp(path string) (time.Time, bool, *APIError) {
 			return t, true, nil
 		}
 	}
-	return time.Time{}, true, errInvalidValue("Value (%s) for parameter %s is invalid. Expected a timestamp.", n.val, path)
+	return time.Time{}, true, InvalidValue("Value (%s) for parameter %s is invalid. Expected a timestamp.", n.val, path)
 }
 
-// flatten returns the request's parameters as dotted key -> value, for the audit trail.
+// Flatten returns the request's parameters as dotted key -> value, for the audit trail.
 // Long values (user data) are cut so the trail stays small.
-func (q *query) flatten() map[string]string {
+func (q *Query) Flatten() map[string]string {
 	out := map[string]string{}
-	var walk func(prefix string, n *query)
-	walk = func(prefix string, n *query) {
+	var walk func(prefix string, n *Query)
+	walk = func(prefix string, n *Query) {
 		if n.set && prefix != "" {
 			v := n.val
 			if len(v) > maxAuditValue {
@@ -261,33 +261,34 @@ func (q *query) flatten() map[string]string {
 	return out
 }
 
-// filter is one Filter.N of a Describe call.
-type filter struct {
+// Filter is one Filter.N of a Describe call.
+type Filter struct {
 	Name   string
 	Values []string
 }
 
-// filters decodes Filter.N.Name / Filter.N.Value.M.
-func (q *query) filters() ([]filter, *APIError) {
-	var out []filter
-	for _, f := range q.list("Filter") {
-		name := f.str("Name")
+// Filters decodes Filter.N.Name / Filter.N.Value.M.
+func (q *Query) Filters() ([]Filter, *Error) {
+	var out []Filter
+	for _, f := range q.List("Filter") {
+		name := f.Str("Name")
 		if name == "" {
-			return nil, errMissing("Filter.Name")
+			return nil, Missing("Filter.Name")
 		}
-		out = append(out, filter{Name: name, Values: f.strs("Value")})
+		out = append(out, Filter{Name: name, Values: f.Strs("Value")})
 	}
 	return out, nil
 }
 
-func (q *query) tagSpecs(path string) ([]ec2.TagSpec, *APIError) {
+// TagSpecs decodes the list path.N.ResourceType / path.N.Tag.M.
+func (q *Query) TagSpecs(path string) ([]ec2.TagSpec, *Error) {
 	var out []ec2.TagSpec
-	for _, s := range q.list(path) {
-		rt := s.str("ResourceType")
+	for _, s := range q.List(path) {
+		rt := s.Str("ResourceType")
 		if rt == "" {
-			return nil, errMissing(path + ".ResourceType")
+			return nil, Missing(path + ".ResourceType")
 		}
-		tags, err := s.tags("Tag")
+		tags, err := s.Tags("Tag")
 		if err != nil {
 			return nil, err
 		}
@@ -296,20 +297,20 @@ func (q *query) tagSpecs(path string) ([]ec2.TagSpec, *APIError) {
 	return out, nil
 }
 
-// tags decodes Tag.N.Key / Tag.N.Value.
-func (q *query) tags(path string) ([]ec2.Tag, *APIError) {
+// Tags decodes Tag.N.Key / Tag.N.Value.
+func (q *Query) Tags(path string) ([]ec2.Tag, *Error) {
 	var out []ec2.Tag
-	for _, t := range q.list(path) {
-		if !t.has("Key") {
-			return nil, errMissing("Tag.Key")
+	for _, t := range q.List(path) {
+		if !t.Has("Key") {
+			return nil, Missing("Tag.Key")
 		}
-		out = append(out, ec2.Tag{Key: t.str("Key"), Value: t.str("Value")})
+		out = append(out, ec2.Tag{Key: t.Str("Key"), Value: t.Str("Value")})
 	}
 	return out, nil
 }
 
-// userData decodes base64 user data (the SDK and the CLI send it encoded).
-func decodeUserData(s string) string {
+// DecodeUserData decodes base64 user data (the SDK and the CLI send it encoded).
+func DecodeUserData(s string) string {
 	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
 		return string(b)
 	}
