@@ -35,17 +35,17 @@ type xmlRegion struct {
 }
 
 type describeRegionsResponse struct {
-	WireHeader
+	wire.Header
 	Regions []xmlRegion `xml:"regionInfo>item"`
 }
 
-var regionAttrs = attrTable[regionRow]{
-	"region-name":   func(r regionRow) []string { return one(r.name) },
-	"endpoint":      func(r regionRow) []string { return one("ec2." + r.name + ".amazonaws.com") },
-	"opt-in-status": func(r regionRow) []string { return one(r.status) },
+var regionAttrs = wire.AttrTable[regionRow]{
+	"region-name":   func(r regionRow) []string { return wire.One(r.name) },
+	"endpoint":      func(r regionRow) []string { return wire.One("ec2." + r.name + ".amazonaws.com") },
+	"opt-in-status": func(r regionRow) []string { return wire.One(r.status) },
 }
 
-func (s *Server) describeRegions(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeRegions(c *call) (wire.Response, *wire.Error) {
 	var all bool
 	req, err := parseDescribe(c, describeSpec[regionRow]{attrs: regionAttrs, noPaging: true,
 		params: func(q *wire.Query) (e *wire.Error) {
@@ -98,11 +98,11 @@ type xmlAttrValue struct {
 }
 
 type describeAccountAttributesResponse struct {
-	WireHeader
+	wire.Header
 	Attributes []xmlAccountAttribute `xml:"accountAttributeSet>item"`
 }
 
-func (s *Server) describeAccountAttributes(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeAccountAttributes(c *call) (wire.Response, *wire.Error) {
 	s.mu.RLock()
 	defVPC := "none"
 	if v := s.defaultVPC(); v != nil {
@@ -142,7 +142,7 @@ func (s *Server) describeAccountAttributes(c *call) (wireResponse, *wire.Error) 
 // --- DescribeKeyPairs / DescribeAddresses: the lab has none ---
 
 type describeKeyPairsResponse struct {
-	WireHeader
+	wire.Header
 	KeyPairs []struct {
 		KeyName string `xml:"keyName"`
 	} `xml:"keySet>item"`
@@ -161,7 +161,7 @@ func describeNone(c *call, d describeSpec[struct{}], idNotFound func(string) *wi
 
 func noTags(struct{}) []ec2.Tag { return nil }
 
-func (s *Server) describeKeyPairs(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeKeyPairs(c *call) (wire.Response, *wire.Error) {
 	notFound := func(name string) *wire.Error {
 		return wire.BadRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", name)
 	}
@@ -178,13 +178,13 @@ func (s *Server) describeKeyPairs(c *call) (wireResponse, *wire.Error) {
 }
 
 type describeAddressesResponse struct {
-	WireHeader
+	wire.Header
 	Addresses []struct {
 		PublicIP string `xml:"publicIp"`
 	} `xml:"addressesSet>item"`
 }
 
-func (s *Server) describeAddresses(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeAddresses(c *call) (wire.Response, *wire.Error) {
 	attrs := noneTable[struct{}]("allocation-id", "association-id", "domain", "instance-id", "network-border-group",
 		"network-interface-id", "network-interface-owner-id", "private-ip-address", "public-ip")
 	if err := describeNone(c, describeSpec[struct{}]{attrs: attrs, tags: noTags, noPaging: true,
@@ -224,20 +224,20 @@ func (s *Server) routeTables() map[string]routeTable {
 	return out
 }
 
-var routeTableAttrs = attrTable[routeTable]{
-	"route-table-id":                         func(r routeTable) []string { return one(r.id) },
-	"vpc-id":                                 func(r routeTable) []string { return one(r.vpcID) },
+var routeTableAttrs = wire.AttrTable[routeTable]{
+	"route-table-id":                         func(r routeTable) []string { return wire.One(r.id) },
+	"vpc-id":                                 func(r routeTable) []string { return wire.One(r.vpcID) },
 	"owner-id":                               func(r routeTable) []string { return nil }, // set per call
-	"association.main":                       func(r routeTable) []string { return one("true") },
-	"association.route-table-association-id": func(r routeTable) []string { return one(r.assocID) },
-	"association.route-table-id":             func(r routeTable) []string { return one(r.id) },
+	"association.main":                       func(r routeTable) []string { return wire.One("true") },
+	"association.route-table-association-id": func(r routeTable) []string { return wire.One(r.assocID) },
+	"association.route-table-id":             func(r routeTable) []string { return wire.One(r.id) },
 	"association.subnet-id":                  func(r routeTable) []string { return nil },
 	"association.gateway-id":                 func(r routeTable) []string { return nil },
-	"association.association-state":          func(r routeTable) []string { return one("associated") },
-	"route.destination-cidr-block":           func(r routeTable) []string { return one(r.vpcCIDR) },
-	"route.gateway-id":                       func(r routeTable) []string { return one("local") },
-	"route.origin":                           func(r routeTable) []string { return one("CreateRouteTable") },
-	"route.state":                            func(r routeTable) []string { return one("active") },
+	"association.association-state":          func(r routeTable) []string { return wire.One("associated") },
+	"route.destination-cidr-block":           func(r routeTable) []string { return wire.One(r.vpcCIDR) },
+	"route.gateway-id":                       func(r routeTable) []string { return wire.One("local") },
+	"route.origin":                           func(r routeTable) []string { return wire.One("CreateRouteTable") },
+	"route.state":                            func(r routeTable) []string { return wire.One("active") },
 	"route.nat-gateway-id":                   func(r routeTable) []string { return nil },
 	"route.destination-ipv6-cidr-block":      func(r routeTable) []string { return nil },
 	"route.destination-prefix-list-id":       func(r routeTable) []string { return nil },
@@ -270,21 +270,21 @@ type xmlRouteTable struct {
 	OwnerID      string                     `xml:"ownerId"`
 	Routes       []xmlRoute                 `xml:"routeSet>item"`
 	Associations []xmlRouteTableAssociation `xml:"associationSet>item"`
-	Tags         []xmlTag                   `xml:"tagSet>item"`
+	Tags         []wire.Tag                 `xml:"tagSet>item"`
 }
 
 type describeRouteTablesResponse struct {
-	WireHeader
+	wire.Header
 	RouteTables []xmlRouteTable `xml:"routeTableSet>item"`
 	NextToken   string          `xml:"nextToken,omitempty"`
 }
 
-func (s *Server) describeRouteTables(c *call) (wireResponse, *wire.Error) {
-	attrs := attrTable[routeTable]{}
+func (s *Server) describeRouteTables(c *call) (wire.Response, *wire.Error) {
+	attrs := wire.AttrTable[routeTable]{}
 	for k, f := range routeTableAttrs {
 		attrs[k] = f
 	}
-	attrs["owner-id"] = func(routeTable) []string { return one(s.account) }
+	attrs["owner-id"] = func(routeTable) []string { return wire.One(s.account) }
 	req, err := parseDescribe(c, describeSpec[routeTable]{attrs: attrs, tags: func(routeTable) []ec2.Tag { return nil },
 		min: 5, max: 100, idParam: "RouteTableId", seq: func(r routeTable) uint64 { return r.seq }})
 	if err != nil {

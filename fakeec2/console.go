@@ -19,7 +19,7 @@ import (
 // really did with AppendConsoleOutput.
 
 type getConsoleOutputResponse struct {
-	WireHeader
+	wire.Header
 	InstanceID string `xml:"instanceId"`
 	Timestamp  string `xml:"timestamp"`
 	Output     string `xml:"output"`
@@ -28,7 +28,7 @@ type getConsoleOutputResponse struct {
 // maxConsoleBytes is how much EC2 keeps of the console (the last 64 KiB).
 const maxConsoleBytes = 64 << 10
 
-func (s *Server) getConsoleOutput(c *call) (wireResponse, *wire.Error) {
+func (s *Server) getConsoleOutput(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("InstanceId")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")
@@ -42,7 +42,7 @@ func (s *Server) getConsoleOutput(c *call) (wireResponse, *wire.Error) {
 		return nil, e
 	}
 	in := s.model.Instances[id]
-	resp := &getConsoleOutputResponse{InstanceID: id, Timestamp: xmlTime(c.now)}
+	resp := &getConsoleOutputResponse{InstanceID: id, Timestamp: wire.FormatTime(c.now)}
 	if in.State == ec2.StatePending && in.StoppedAt.IsZero() && !c.now.After(in.LaunchTime) {
 		return resp, nil // nothing written yet
 	}

@@ -9,9 +9,9 @@ import (
 // MaxResults/NextToken paging by Seq, and lists of IDs or names. Each knob's zero value
 // is the common case.
 type describeSpec[T any] struct {
-	attrs    attrTable[T]
+	attrs    wire.AttrTable[T]
 	tags     func(T) []ec2.Tag
-	min, max int  // MaxResults bounds (pageParams)
+	min, max int  // MaxResults bounds (wire.PageParams)
 	noPaging bool // the action takes no MaxResults/NextToken
 	seq      func(T) uint64
 	// compile replaces attrs and tags where a table is not enough (DescribeTags' resource
@@ -37,8 +37,8 @@ func setWithMax(set string) string {
 }
 
 // noneTable accepts the filter names but matches nothing: for records the lab never has.
-func noneTable[T any](names ...string) attrTable[T] {
-	t := attrTable[T]{}
+func noneTable[T any](names ...string) wire.AttrTable[T] {
+	t := wire.AttrTable[T]{}
 	for _, n := range names {
 		t[n] = func(T) []string { return nil }
 	}
@@ -49,7 +49,7 @@ func noneTable[T any](names ...string) attrTable[T] {
 type describeReq[T any] struct {
 	spec       describeSpec[T]
 	pred       func(T) bool
-	page       pageReq
+	page       wire.Page
 	ids, names []string
 }
 
@@ -60,7 +60,7 @@ func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *wire.Er
 	}
 	compile := d.compile
 	if compile == nil {
-		compile = func(fs []wire.Filter) (func(T) bool, *wire.Error) { return compileFilters(fs, d.attrs, d.tags) }
+		compile = func(fs []wire.Filter) (func(T) bool, *wire.Error) { return wire.CompileFilters(fs, d.attrs, d.tags) }
 	}
 	pred, err := compile(fs)
 	if err != nil {
@@ -68,7 +68,7 @@ func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *wire.Er
 	}
 	r := &describeReq[T]{spec: d, pred: pred}
 	if !d.noPaging {
-		if r.page, err = pageParams(c.q, d.min, d.max); err != nil {
+		if r.page, err = wire.PageParams(c.q, d.min, d.max); err != nil {
 			return nil, err
 		}
 	}
@@ -83,7 +83,7 @@ func parseDescribe[T any](c *call, d describeSpec[T]) (*describeReq[T], *wire.Er
 	if d.nameParam != "" {
 		r.names = c.q.Strs(d.nameParam)
 	}
-	if d.withMax != "" && len(r.ids)+len(r.names) > 0 && r.page.max > 0 {
+	if d.withMax != "" && len(r.ids)+len(r.names) > 0 && r.page.Max > 0 {
 		return nil, wire.BadRequest(wire.CodeInvalidParameterCombination, "%s", d.withMax)
 	}
 	return r, nil
@@ -143,5 +143,5 @@ func (r *describeReq[T]) cut(items []T) ([]T, string) {
 	if r.spec.noPaging {
 		return items, ""
 	}
-	return paginate(items, r.spec.seq, r.page)
+	return wire.Paginate(items, r.spec.seq, r.page)
 }

@@ -24,7 +24,7 @@ type call struct {
 	replay    []byte       // the stored answer when this call repeats a ClientToken
 }
 
-type handlerFunc func(s *Server, c *call) (wireResponse, *wire.Error)
+type handlerFunc func(s *Server, c *call) (wire.Response, *wire.Error)
 
 type actionSpec struct {
 	fn handlerFunc
@@ -129,7 +129,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 		out = c.replay
 	case apiErr == nil:
 		var err error
-		out, err = marshalResponse(c.action, reqID, body)
+		out, err = wire.MarshalResponse(c.action, reqID, body)
 		if err != nil {
 			apiErr = wire.Internal("encoding the response: %v", err)
 		} else if c.idemKey != "" {
@@ -138,7 +138,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 	}
 	if apiErr != nil {
 		status = apiErr.HTTPStatus
-		out = marshalError(apiErr, reqID)
+		out = wire.MarshalError(apiErr, reqID)
 	}
 	if c.event != nil {
 		if apiErr != nil {
@@ -152,7 +152,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 			}
 			if err != nil {
 				status, apiErr = http.StatusInternalServerError, wire.Internal("persisting state: %v", err)
-				out = marshalError(apiErr, reqID)
+				out = wire.MarshalError(apiErr, reqID)
 			}
 		}
 	}
@@ -169,13 +169,13 @@ func (s *Server) serveEC2(w http.ResponseWriter, r *http.Request) {
 		}
 		s.log.Log(r.Context(), levelBodies, "ec2 body", "requestId", reqID, "params", params, "response", string(out))
 	}
-	writeBody(w, status, out)
+	wire.WriteBody(w, status, out)
 }
 
 // levelBodies is the slog level of request and response bodies (-v 2).
 const levelBodies = -8
 
-func (s *Server) handle(r *http.Request, c *call) (wireResponse, *wire.Error) {
+func (s *Server) handle(r *http.Request, c *call) (wire.Response, *wire.Error) {
 	r.Body = http.MaxBytesReader(nil, r.Body, maxBody)
 	if err := r.ParseForm(); err != nil {
 		var mbe *http.MaxBytesError

@@ -52,7 +52,7 @@ func (s *Server) findVolume(id string) (*ec2.Volume, *wire.Error) {
 
 func (s *Server) wireVolume(v *ec2.Volume) xmlVolume {
 	x := xmlVolume{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
-		AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: xmlTime(v.CreateTime), Tags: xmlTags(v.Tags),
+		AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: wire.FormatTime(v.CreateTime), Tags: wire.Tags(v.Tags),
 		VolumeType: v.Type, Iops: v.Iops, Throughput: v.Throughput, Encrypted: v.Encrypted, KMSKeyID: v.KMSKeyID,
 		VolumeArn: fmt.Sprintf("arn:aws:ec2:%s:%s:volume/%s", s.region, s.account, v.ID)}
 	if v.KMSKeyID != "" && v.KMSKeyID[0] == 'a' { // alias/aws/ebs: EC2 reports the key ARN
@@ -60,7 +60,7 @@ func (s *Server) wireVolume(v *ec2.Volume) xmlVolume {
 	}
 	if v.InstanceID != "" {
 		x.Attachments = []xmlVolumeAttachment{{VolumeID: v.ID, InstanceID: v.InstanceID, Device: v.Device,
-			Status: v.AttachStatus(), AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
+			Status: v.AttachStatus(), AttachTime: wire.FormatTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
 	}
 	return x
 }
@@ -68,7 +68,7 @@ func (s *Server) wireVolume(v *ec2.Volume) xmlVolume {
 // --- CreateVolume ---
 
 type createVolumeResponse struct {
-	WireHeader
+	wire.Header
 	xmlVolume
 }
 
@@ -123,7 +123,7 @@ func parseCreateVolume(q *wire.Query) (volumeRequest, *wire.Error) {
 	return r, nil
 }
 
-func (s *Server) createVolume(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createVolume(c *call) (wire.Response, *wire.Error) {
 	r, err := parseCreateVolume(c.q)
 	if err != nil {
 		return nil, err
@@ -206,11 +206,11 @@ func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume 
 // --- AttachVolume / DetachVolume ---
 
 type volumeAttachmentResponse struct {
-	WireHeader
+	wire.Header
 	xmlVolumeAttachment
 }
 
-func (s *Server) attachVolume(c *call) (wireResponse, *wire.Error) {
+func (s *Server) attachVolume(c *call) (wire.Response, *wire.Error) {
 	vid, iid, dev := c.q.Str("VolumeId"), c.q.Str("InstanceId"), c.q.Str("Device")
 	switch {
 	case vid == "":
@@ -243,7 +243,7 @@ func (s *Server) attachVolume(c *call) (wireResponse, *wire.Error) {
 		s.save(bucketInstances, in.ID, in)
 		s.scheduleVolume(v)
 		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: iid, Device: dev, Status: ec2.AttAttaching,
-			AttachTime: xmlTime(c.now)}
+			AttachTime: wire.FormatTime(c.now)}
 		s.advanceLocked(c.now)
 		return nil
 	})
@@ -253,7 +253,7 @@ func (s *Server) attachVolume(c *call) (wireResponse, *wire.Error) {
 	return resp, nil
 }
 
-func (s *Server) detachVolume(c *call) (wireResponse, *wire.Error) {
+func (s *Server) detachVolume(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	if vid == "" {
 		return nil, wire.Missing("VolumeId")
@@ -278,7 +278,7 @@ func (s *Server) detachVolume(c *call) (wireResponse, *wire.Error) {
 		s.save(bucketVolumes, v.ID, v)
 		s.scheduleVolume(v)
 		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: v.InstanceID, Device: v.Device,
-			Status: ec2.AttDetaching, AttachTime: xmlTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}
+			Status: ec2.AttDetaching, AttachTime: wire.FormatTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}
 		s.advanceLocked(c.now)
 		return nil
 	})
@@ -306,7 +306,7 @@ func (s *Server) finishDetach(v *ec2.Volume) {
 
 // --- DeleteVolume ---
 
-func (s *Server) deleteVolume(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteVolume(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
@@ -329,7 +329,7 @@ func (s *Server) deleteVolume(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }
 
 // --- ModifyVolume / DescribeVolumesModifications ---
@@ -353,12 +353,12 @@ type xmlVolumeModification struct {
 }
 
 type modifyVolumeResponse struct {
-	WireHeader
+	wire.Header
 	Modification xmlVolumeModification `xml:"volumeModification"`
 }
 
 type describeVolumesModificationsResponse struct {
-	WireHeader
+	wire.Header
 	Modifications []xmlVolumeModification `xml:"volumeModificationSet>item"`
 	NextToken     string                  `xml:"nextToken,omitempty"`
 }
@@ -368,16 +368,16 @@ type describeVolumesModificationsResponse struct {
 func wireMod(vid string, m *ec2.VolumeModification, now time.Time) xmlVolumeModification {
 	x := xmlVolumeModification{VolumeID: vid, TargetSize: m.TargetSize, TargetIops: m.TargetIops, TargetVolumeType: m.TargetType,
 		TargetThroughput: m.TargetThroughput, OriginalSize: m.OrigSize, OriginalIops: m.OrigIops, OriginalType: m.OrigType,
-		OriginalThr: m.OrigThroughput, StartTime: xmlTime(m.Start), ModificationState: "optimizing", Progress: 50}
+		OriginalThr: m.OrigThroughput, StartTime: wire.FormatTime(m.Start), ModificationState: "optimizing", Progress: 50}
 	if !now.Before(m.End) {
-		x.ModificationState, x.Progress, x.EndTime = "completed", 100, xmlTime(m.End)
+		x.ModificationState, x.Progress, x.EndTime = "completed", 100, wire.FormatTime(m.End)
 	} else if now.Equal(m.Start) {
 		x.ModificationState, x.Progress = "modifying", 0
 	}
 	return x
 }
 
-func (s *Server) modifyVolume(c *call) (wireResponse, *wire.Error) {
+func (s *Server) modifyVolume(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	size, hasSize, err := c.q.Int("Size")
 	if err != nil {
@@ -446,25 +446,25 @@ func (s *Server) modifyVolume(c *call) (wireResponse, *wire.Error) {
 	return resp, nil
 }
 
-var volumeModAttrs = attrTable[*ec2.Volume]{
-	"volume-id":          func(v *ec2.Volume) []string { return one(v.ID) },
+var volumeModAttrs = wire.AttrTable[*ec2.Volume]{
+	"volume-id":          func(v *ec2.Volume) []string { return wire.One(v.ID) },
 	"modification-state": nil, // set per call (depends on now)
 	"target-size":        func(v *ec2.Volume) []string { return i32s(v.Mod.TargetSize) },
-	"target-volume-type": func(v *ec2.Volume) []string { return one(v.Mod.TargetType) },
+	"target-volume-type": func(v *ec2.Volume) []string { return wire.One(v.Mod.TargetType) },
 	"original-size":      func(v *ec2.Volume) []string { return i32s(v.Mod.OrigSize) },
 	"original-volume-type": func(v *ec2.Volume) []string {
-		return one(v.Mod.OrigType)
+		return wire.One(v.Mod.OrigType)
 	},
-	"start-time": func(v *ec2.Volume) []string { return one(xmlTime(v.Mod.Start)) },
+	"start-time": func(v *ec2.Volume) []string { return wire.One(wire.FormatTime(v.Mod.Start)) },
 }
 
-func (s *Server) describeVolumesModifications(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeVolumesModifications(c *call) (wire.Response, *wire.Error) {
 	now := c.now
-	attrs := attrTable[*ec2.Volume]{}
+	attrs := wire.AttrTable[*ec2.Volume]{}
 	for k, f := range volumeModAttrs {
 		attrs[k] = f
 	}
-	attrs["modification-state"] = func(v *ec2.Volume) []string { return one(wireMod(v.ID, v.Mod, now).ModificationState) }
+	attrs["modification-state"] = func(v *ec2.Volume) []string { return wire.One(wireMod(v.ID, v.Mod, now).ModificationState) }
 	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: attrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
 		min: 5, max: 500, idParam: "VolumeId", seq: func(v *ec2.Volume) uint64 { return v.Seq },
 		checkIDs: func(ids []string) *wire.Error {

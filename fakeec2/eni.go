@@ -14,7 +14,7 @@ import (
 // secondary interfaces behind, as VPC CNI leaks do.
 
 type createENIResponse struct {
-	WireHeader
+	wire.Header
 	Interface xmlENI `xml:"networkInterface"`
 }
 
@@ -27,7 +27,7 @@ func errENINotFound(id string) *wire.Error {
 	return wire.BadRequest(wire.CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
 }
 
-func (s *Server) createNetworkInterface(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	snID := c.q.Str("SubnetId")
 	if snID == "" {
 		return nil, wire.Missing("SubnetId")
@@ -102,12 +102,12 @@ func (s *Server) createNetworkInterface(c *call) (wireResponse, *wire.Error) {
 }
 
 type attachENIResponse struct {
-	WireHeader
+	wire.Header
 	AttachmentID     string `xml:"attachmentId"`
 	NetworkCardIndex int    `xml:"networkCardIndex"`
 }
 
-func (s *Server) attachNetworkInterface(c *call) (wireResponse, *wire.Error) {
+func (s *Server) attachNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	id, iid := c.q.Str("NetworkInterfaceId"), c.q.Str("InstanceId")
 	switch {
 	case id == "":
@@ -168,7 +168,7 @@ func (s *Server) maxENIs(typ string) int {
 	return 3
 }
 
-func (s *Server) detachNetworkInterface(c *call) (wireResponse, *wire.Error) {
+func (s *Server) detachNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	att := c.q.Str("AttachmentId")
 	if att == "" {
 		return nil, wire.Missing("AttachmentId")
@@ -198,7 +198,7 @@ func (s *Server) detachNetworkInterface(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }
 
 // detachENI makes a secondary interface available again; it keeps its address.
@@ -218,7 +218,7 @@ func (s *Server) detachENI(n *ec2.NetworkInterface) {
 	s.save(bucketENIs, n.ID, n)
 }
 
-func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("NetworkInterfaceId")
 	if id == "" {
 		return nil, wire.Missing("NetworkInterfaceId")
@@ -242,7 +242,7 @@ func (s *Server) deleteNetworkInterface(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }
 
 // releaseSecondaryENIs ends a terminated instance's secondary interfaces: deleted when
@@ -275,14 +275,14 @@ func (s *Server) wireENI(n *ec2.NetworkInterface) xmlENI {
 	x := xmlENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, AvailabilityZone: n.Zone,
 		AvailabilityZoneID: n.ZoneID, Description: n.Description, OwnerID: s.account, Status: n.Status,
 		MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, SourceDestCheck: true,
-		Tags: xmlTags(n.Tags), InterfaceType: n.InterfaceType,
+		Tags: wire.Tags(n.Tags), InterfaceType: n.InterfaceType,
 		PrivateIPs: []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}}}
 	for _, g := range n.Groups {
-		x.Groups = append(x.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+		x.Groups = append(x.Groups, wire.Group{GroupID: g, GroupName: s.groupName(g)})
 	}
 	if n.InstanceID != "" {
 		x.Attachment = &xmlENIAttachment{AttachmentID: n.AttachmentID, InstanceID: n.InstanceID, InstanceOwnerID: s.account,
-			DeviceIndex: n.DeviceIndex, Status: "attached", AttachTime: xmlTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination}
+			DeviceIndex: n.DeviceIndex, Status: "attached", AttachTime: wire.FormatTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination}
 	}
 	return x
 }
@@ -292,18 +292,18 @@ func (s *Server) wireInstanceENI(n *ec2.NetworkInterface) xmlInstanceENI {
 	xe := xmlInstanceENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, Description: n.Description,
 		OwnerID: s.account, Status: n.Status, MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS,
 		SourceDestCheck: true, Attachment: xmlInstanceENIAttachment{AttachmentID: n.AttachmentID, DeviceIndex: n.DeviceIndex,
-			Status: "attached", AttachTime: xmlTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination},
+			Status: "attached", AttachTime: wire.FormatTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination},
 		PrivateIPs:    []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}},
 		InterfaceType: n.InterfaceType}
 	for _, g := range n.Groups {
-		xe.Groups = append(xe.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+		xe.Groups = append(xe.Groups, wire.Group{GroupID: g, GroupName: s.groupName(g)})
 	}
 	return xe
 }
 
 // modifyNetworkInterfaceAttribute changes what the VPC CNI changes: the attachment's
 // DeleteOnTermination, the description, the security groups.
-func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wireResponse, *wire.Error) {
+func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("NetworkInterfaceId")
 	if id == "" {
 		return nil, wire.Missing("NetworkInterfaceId")
@@ -344,5 +344,5 @@ func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wireResponse, *wire.E
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }

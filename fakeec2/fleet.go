@@ -44,7 +44,7 @@ type xmlFleetError struct {
 }
 
 type createFleetResponse struct {
-	WireHeader
+	wire.Header
 	FleetID   string             `xml:"fleetId"`
 	Errors    []xmlFleetError    `xml:"errorSet>item"`
 	Instances []xmlFleetInstance `xml:"fleetInstanceSet>item"`
@@ -125,7 +125,7 @@ type fleetRequest struct {
 
 // createFleet emulates an instant fleet: parse, plan the pools (fleetplan.go), launch the
 // plan, answer it.
-func (s *Server) createFleet(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createFleet(c *call) (wire.Response, *wire.Error) {
 	req, err := parseCreateFleet(c)
 	if err != nil {
 		return nil, err

@@ -36,13 +36,13 @@ type xmlFleetData struct {
 	Target                    xmlFleetTarget     `xml:"targetCapacitySpecification"`
 	TerminateWithExpiration   bool               `xml:"terminateInstancesWithExpiration"`
 	ReplaceUnhealthy          bool               `xml:"replaceUnhealthyInstances"`
-	Tags                      []xmlTag           `xml:"tagSet>item"`
+	Tags                      []wire.Tag         `xml:"tagSet>item"`
 	Errors                    []xmlFleetError    `xml:"errorSet>item"`
 	Instances                 []xmlFleetInstance `xml:"fleetInstanceSet>item"`
 }
 
 type describeFleetsResponse struct {
-	WireHeader
+	wire.Header
 	Fleets    []xmlFleetData `xml:"fleetSet>item"`
 	NextToken string         `xml:"nextToken,omitempty"`
 }
@@ -60,26 +60,26 @@ func (s *Server) fleetState(fl *ec2.Fleet) string {
 	return "deleted"
 }
 
-var fleetAttrs = attrTable[*ec2.Fleet]{
+var fleetAttrs = wire.AttrTable[*ec2.Fleet]{
 	"fleet-state": nil, // set per call
-	"type":        func(*ec2.Fleet) []string { return one("instant") },
+	"type":        func(*ec2.Fleet) []string { return wire.One("instant") },
 	"activity-status": func(*ec2.Fleet) []string {
 		return nil
 	},
-	"excess-capacity-termination-policy": func(*ec2.Fleet) []string { return one("termination") },
-	"replace-unhealthy-instances":        func(*ec2.Fleet) []string { return one("false") },
+	"excess-capacity-termination-policy": func(*ec2.Fleet) []string { return wire.One("termination") },
+	"replace-unhealthy-instances":        func(*ec2.Fleet) []string { return wire.One("false") },
 }
 
 func errFleetNotFound(id string) *wire.Error {
 	return wire.BadRequest("InvalidFleetId.NotFound", "The fleet ID '%s' does not exist", id)
 }
 
-func (s *Server) describeFleets(c *call) (wireResponse, *wire.Error) {
-	attrs := attrTable[*ec2.Fleet]{}
+func (s *Server) describeFleets(c *call) (wire.Response, *wire.Error) {
+	attrs := wire.AttrTable[*ec2.Fleet]{}
 	for k, f := range fleetAttrs {
 		attrs[k] = f
 	}
-	attrs["fleet-state"] = func(fl *ec2.Fleet) []string { return one(s.fleetState(fl)) } // called under s.mu
+	attrs["fleet-state"] = func(fl *ec2.Fleet) []string { return wire.One(s.fleetState(fl)) } // called under s.mu
 	req, err := parseDescribe(c, describeSpec[*ec2.Fleet]{attrs: attrs, tags: func(fl *ec2.Fleet) []ec2.Tag { return fl.Tags },
 		min: 1, max: 1000, idParam: "FleetId", seq: func(fl *ec2.Fleet) uint64 { return fl.Seq }})
 	if err != nil {
@@ -99,8 +99,8 @@ func (s *Server) describeFleets(c *call) (wireResponse, *wire.Error) {
 }
 
 func (s *Server) wireFleet(fl *ec2.Fleet) xmlFleetData {
-	x := xmlFleetData{FleetID: fl.ID, FleetState: s.fleetState(fl), ClientToken: fl.ClientToken, CreateTime: xmlTime(fl.CreateTime),
-		Type: "instant", ExcessPolicy: "termination", Tags: xmlTags(fl.Tags), Errors: wireFleetErrors(fl.Errors),
+	x := xmlFleetData{FleetID: fl.ID, FleetState: s.fleetState(fl), ClientToken: fl.ClientToken, CreateTime: wire.FormatTime(fl.CreateTime),
+		Type: "instant", ExcessPolicy: "termination", Tags: wire.Tags(fl.Tags), Errors: wireFleetErrors(fl.Errors),
 		Target: xmlFleetTarget{Total: fl.TotalTarget, OnDemand: fl.OnDemandTarget, Spot: fl.SpotTarget, Default: fl.DefaultCapType}}
 	for _, cfg := range fl.Configs {
 		lc := xmlFleetLTConfig{Spec: xmlFleetLTSpec{LaunchTemplateID: cfg.TemplateID, LaunchTemplateName: cfg.TemplateName, Version: cfg.Version}}
@@ -161,7 +161,7 @@ func (s *Server) fleetPoolWire(fl *ec2.Fleet, in *ec2.Instance) xmlLTAndOverride
 // --- DescribeFleetInstances ---
 
 // describeFleetInstances is not a list: it takes one fleet and, for instant fleets, refuses.
-func (s *Server) describeFleetInstances(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeFleetInstances(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("FleetId")
 	if id == "" {
 		return nil, wire.Missing("FleetId")
@@ -193,12 +193,12 @@ type xmlDeleteFleetError struct {
 }
 
 type deleteFleetsResponse struct {
-	WireHeader
+	wire.Header
 	Successful   []xmlDeleteFleetSuccess `xml:"successfulFleetDeletionSet>item"`
 	Unsuccessful []xmlDeleteFleetError   `xml:"unsuccessfulFleetDeletionSet>item"`
 }
 
-func (s *Server) deleteFleets(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteFleets(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("FleetId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("FleetId")

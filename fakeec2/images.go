@@ -45,38 +45,38 @@ type xmlImage struct {
 	BootMode           string                  `xml:"bootMode"`
 	ImdsSupport        string                  `xml:"imdsSupport"`
 	DeprecationTime    string                  `xml:"deprecationTime,omitempty"`
-	Tags               []xmlTag                `xml:"tagSet>item"`
+	Tags               []wire.Tag              `xml:"tagSet>item"`
 }
 
 type describeImagesResponse struct {
-	WireHeader
+	wire.Header
 	Images    []xmlImage `xml:"imagesSet>item"`
 	NextToken string     `xml:"nextToken,omitempty"`
 }
 
-var imageAttrs = attrTable[*ec2.Image]{
-	"image-id":            func(i *ec2.Image) []string { return one(i.ID) },
-	"name":                func(i *ec2.Image) []string { return one(i.Name) },
-	"description":         func(i *ec2.Image) []string { return one(i.Description) },
-	"architecture":        func(i *ec2.Image) []string { return one(i.Architecture) },
-	"owner-id":            func(i *ec2.Image) []string { return one(i.OwnerID) },
-	"owner-alias":         func(i *ec2.Image) []string { return one(i.OwnerAlias) },
-	"state":               func(i *ec2.Image) []string { return one("available") },
-	"is-public":           func(i *ec2.Image) []string { return one("true") },
-	"image-type":          func(i *ec2.Image) []string { return one("machine") },
-	"virtualization-type": func(i *ec2.Image) []string { return one("hvm") },
-	"root-device-type":    func(i *ec2.Image) []string { return one("ebs") },
-	"root-device-name":    func(i *ec2.Image) []string { return one(i.RootDeviceName) },
-	"hypervisor":          func(i *ec2.Image) []string { return one("xen") },
-	"platform-details":    func(i *ec2.Image) []string { return one("Linux/UNIX") },
-	"creation-date":       func(i *ec2.Image) []string { return one(xmlTime(i.CreationDate)) },
-	"ena-support":         func(i *ec2.Image) []string { return one("true") },
+var imageAttrs = wire.AttrTable[*ec2.Image]{
+	"image-id":            func(i *ec2.Image) []string { return wire.One(i.ID) },
+	"name":                func(i *ec2.Image) []string { return wire.One(i.Name) },
+	"description":         func(i *ec2.Image) []string { return wire.One(i.Description) },
+	"architecture":        func(i *ec2.Image) []string { return wire.One(i.Architecture) },
+	"owner-id":            func(i *ec2.Image) []string { return wire.One(i.OwnerID) },
+	"owner-alias":         func(i *ec2.Image) []string { return wire.One(i.OwnerAlias) },
+	"state":               func(i *ec2.Image) []string { return wire.One("available") },
+	"is-public":           func(i *ec2.Image) []string { return wire.One("true") },
+	"image-type":          func(i *ec2.Image) []string { return wire.One("machine") },
+	"virtualization-type": func(i *ec2.Image) []string { return wire.One("hvm") },
+	"root-device-type":    func(i *ec2.Image) []string { return wire.One("ebs") },
+	"root-device-name":    func(i *ec2.Image) []string { return wire.One(i.RootDeviceName) },
+	"hypervisor":          func(i *ec2.Image) []string { return wire.One("xen") },
+	"platform-details":    func(i *ec2.Image) []string { return wire.One("Linux/UNIX") },
+	"creation-date":       func(i *ec2.Image) []string { return wire.One(wire.FormatTime(i.CreationDate)) },
+	"ena-support":         func(i *ec2.Image) []string { return wire.One("true") },
 	"block-device-mapping.device-name": func(i *ec2.Image) []string {
-		return one(i.RootDeviceName)
+		return wire.One(i.RootDeviceName)
 	},
 }
 
-func (s *Server) describeImages(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeImages(c *call) (wire.Response, *wire.Error) {
 	owners := c.q.Strs("Owner")
 	ownerOK := func(im *ec2.Image) bool {
 		if len(owners) == 0 {
@@ -104,7 +104,7 @@ func (s *Server) describeImages(c *call) (wireResponse, *wire.Error) {
 	for _, im := range page {
 		resp.Images = append(resp.Images, xmlImage{
 			ImageID: im.ID, ImageLocation: "amazon/" + im.Name, ImageState: "available", ImageOwnerID: im.OwnerID,
-			CreationDate: xmlTime(im.CreationDate), IsPublic: "true", Architecture: im.Architecture,
+			CreationDate: wire.FormatTime(im.CreationDate), IsPublic: "true", Architecture: im.Architecture,
 			ImageType: "machine", PlatformDetails: "Linux/UNIX", UsageOperation: "RunInstances",
 			ImageOwnerAlias: im.OwnerAlias, Name: im.Name, Description: im.Description,
 			RootDeviceType: "ebs", RootDeviceName: im.RootDeviceName,
@@ -113,7 +113,7 @@ func (s *Server) describeImages(c *call) (wireResponse, *wire.Error) {
 				VolumeType: "gp3", Iops: 3000, Throughput: 125, Encrypted: "false"}}},
 			VirtualizationType: "hvm", Hypervisor: "xen", EnaSupport: "true", SriovNetSupport: "simple",
 			BootMode: bootModeFor(im.Architecture), ImdsSupport: "v2.0",
-			DeprecationTime: xmlTime(im.DeprecationTime), Tags: xmlTags(im.Tags),
+			DeprecationTime: wire.FormatTime(im.DeprecationTime), Tags: wire.Tags(im.Tags),
 		})
 	}
 	return resp, nil

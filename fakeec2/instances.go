@@ -390,7 +390,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 
 // --- RunInstances ---
 
-func (s *Server) runInstances(c *call) (wireResponse, *wire.Error) {
+func (s *Server) runInstances(c *call) (wire.Response, *wire.Error) {
 	minC, okMin, err := c.q.Int("MinCount")
 	if err != nil {
 		return nil, err
@@ -511,7 +511,7 @@ func (s *Server) checkInstanceIDs(ids []string) *wire.Error {
 	return wire.BadRequest(wire.CodeInvalidInstanceIDNotFound, "The instance IDs '%s' do not exist", strings.Join(missing, ", "))
 }
 
-func (s *Server) terminateInstances(c *call) (wireResponse, *wire.Error) {
+func (s *Server) terminateInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")

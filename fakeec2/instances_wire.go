@@ -16,32 +16,32 @@ import (
 type reservationXML struct {
 	ReservationID string        `xml:"reservationId"`
 	OwnerID       string        `xml:"ownerId"`
-	Groups        []xmlGroup    `xml:"groupSet>item"`
+	Groups        []wire.Group  `xml:"groupSet>item"`
 	Instances     []xmlInstance `xml:"instancesSet>item"`
 }
 
 type runInstancesResponse struct {
-	WireHeader
+	wire.Header
 	ReservationID string        `xml:"reservationId"`
 	OwnerID       string        `xml:"ownerId"`
-	Groups        []xmlGroup    `xml:"groupSet>item"`
+	Groups        []wire.Group  `xml:"groupSet>item"`
 	Instances     []xmlInstance `xml:"instancesSet>item"`
 }
 
 // --- TerminateInstances ---
 
 type xmlStateChange struct {
-	InstanceID    string   `xml:"instanceId"`
-	CurrentState  xmlState `xml:"currentState"`
-	PreviousState xmlState `xml:"previousState"`
+	InstanceID    string     `xml:"instanceId"`
+	CurrentState  wire.State `xml:"currentState"`
+	PreviousState wire.State `xml:"previousState"`
 }
 
 type terminateInstancesResponse struct {
-	WireHeader
+	wire.Header
 	Instances []xmlStateChange `xml:"instancesSet>item"`
 }
 
-func state(name string) xmlState { return xmlState{Code: ec2.StateCodes[name], Name: name} }
+func state(name string) wire.State { return wire.State{Code: ec2.StateCodes[name], Name: name} }
 
 // --- DescribeInstances ---
 
@@ -90,7 +90,7 @@ type xmlInstanceENI struct {
 	PrivateIPAddress   string                   `xml:"privateIpAddress"`
 	PrivateDNSName     string                   `xml:"privateDnsName"`
 	SourceDestCheck    bool                     `xml:"sourceDestCheck"`
-	Groups             []xmlGroup               `xml:"groupSet>item"`
+	Groups             []wire.Group             `xml:"groupSet>item"`
 	Attachment         xmlInstanceENIAttachment `xml:"attachment"`
 	PrivateIPs         []xmlPrivateIP           `xml:"privateIpAddressesSet>item"`
 	InterfaceType      string                   `xml:"interfaceType"`
@@ -118,7 +118,7 @@ type xmlIAMProfile struct {
 type xmlInstance struct {
 	InstanceID            string                   `xml:"instanceId"`
 	ImageID               string                   `xml:"imageId"`
-	InstanceState         xmlState                 `xml:"instanceState"`
+	InstanceState         wire.State               `xml:"instanceState"`
 	PrivateDNSName        string                   `xml:"privateDnsName"`
 	DNSName               string                   `xml:"dnsName"`
 	Reason                string                   `xml:"reason"`
@@ -132,7 +132,7 @@ type xmlInstance struct {
 	VpcID                 string                   `xml:"vpcId,omitempty"`
 	PrivateIPAddress      string                   `xml:"privateIpAddress,omitempty"`
 	SourceDestCheck       string                   `xml:"sourceDestCheck,omitempty"`
-	Groups                []xmlGroup               `xml:"groupSet>item"`
+	Groups                []wire.Group             `xml:"groupSet>item"`
 	StateReason           *xmlStateReason          `xml:"stateReason,omitempty"`
 	Architecture          string                   `xml:"architecture"`
 	RootDeviceType        string                   `xml:"rootDeviceType"`
@@ -142,7 +142,7 @@ type xmlInstance struct {
 	SpotInstanceRequestID string                   `xml:"spotInstanceRequestId,omitempty"`
 	VirtualizationType    string                   `xml:"virtualizationType"`
 	ClientToken           string                   `xml:"clientToken"`
-	Tags                  []xmlTag                 `xml:"tagSet>item"`
+	Tags                  []wire.Tag               `xml:"tagSet>item"`
 	Hypervisor            string                   `xml:"hypervisor"`
 	NetworkInterfaces     []xmlInstanceENI         `xml:"networkInterfaceSet>item"`
 	IAMInstanceProfile    *xmlIAMProfile           `xml:"iamInstanceProfile,omitempty"`
@@ -186,14 +186,14 @@ func (s *Server) wireInstance(in *ec2.Instance) xmlInstance {
 	x := xmlInstance{
 		InstanceID: in.ID, ImageID: in.ImageID, InstanceState: state(in.State), PrivateDNSName: in.PrivateDNS,
 		Reason: in.TransitionReason, KeyName: in.KeyName, AmiLaunchIndex: in.LaunchIndex, InstanceType: in.InstanceType,
-		LaunchTime: xmlTime(in.LaunchTime),
+		LaunchTime: wire.FormatTime(in.LaunchTime),
 		Placement:  xmlPlacement{AvailabilityZone: in.Zone, AvailabilityZoneID: in.ZoneID, Tenancy: "default"},
 		Monitoring: xmlValueState{State: "disabled"}, SubnetID: in.SubnetID, VpcID: in.VpcID,
 		PrivateIPAddress: in.PrivateIP, SourceDestCheck: "true", Architecture: in.Architecture,
 		RootDeviceType: "ebs", RootDeviceName: in.RootDeviceName, VirtualizationType: "hvm", ClientToken: in.ClientToken,
-		Tags: xmlTags(in.Tags), Hypervisor: "xen", EbsOptimized: true, EnaSupport: true,
+		Tags: wire.Tags(in.Tags), Hypervisor: "xen", EbsOptimized: true, EnaSupport: true,
 		BootMode: bootModeFor(in.Architecture), CurrentInstanceBootMode: "uefi",
-		PlatformDetails: "Linux/UNIX", UsageOperation: "RunInstances", UsageOperationUpdated: xmlTime(in.LaunchTime),
+		PlatformDetails: "Linux/UNIX", UsageOperation: "RunInstances", UsageOperationUpdated: wire.FormatTime(in.LaunchTime),
 	}
 	if in.Architecture != "arm64" {
 		x.CurrentInstanceBootMode = "legacy-bios"
@@ -212,7 +212,7 @@ func (s *Server) wireInstance(in *ec2.Instance) xmlInstance {
 		x.InstanceLifecycle, x.SpotInstanceRequestID = "spot", in.SpotRequestID
 	}
 	for _, g := range in.SecurityGroups {
-		x.Groups = append(x.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+		x.Groups = append(x.Groups, wire.Group{GroupID: g, GroupName: s.groupName(g)})
 	}
 	md := in.Metadata
 	mdState := "applied"
@@ -237,7 +237,7 @@ func (s *Server) wireInstance(in *ec2.Instance) xmlInstance {
 			continue
 		}
 		x.BlockDeviceMapping = append(x.BlockDeviceMapping, xmlInstanceBlockDevice{DeviceName: av.DeviceName,
-			Ebs: xmlEbsInstanceDevice{VolumeID: av.VolumeID, Status: "attached", AttachTime: xmlTime(av.AttachTime),
+			Ebs: xmlEbsInstanceDevice{VolumeID: av.VolumeID, Status: "attached", AttachTime: wire.FormatTime(av.AttachTime),
 				DeleteOnTermination: av.DeleteOnTermination}})
 	}
 	if n := s.model.ENIs[in.ENIID]; n != nil {
@@ -262,41 +262,41 @@ func (s *Server) groupName(id string) string {
 }
 
 type describeInstancesResponse struct {
-	WireHeader
+	wire.Header
 	Reservations []reservationXML `xml:"reservationSet>item"`
 	NextToken    string           `xml:"nextToken,omitempty"`
 }
 
-var instanceAttrs = attrTable[*ec2.Instance]{
-	"instance-id":         func(in *ec2.Instance) []string { return one(in.ID) },
-	"instance-type":       func(in *ec2.Instance) []string { return one(in.InstanceType) },
-	"instance-state-name": func(in *ec2.Instance) []string { return one(in.State) },
+var instanceAttrs = wire.AttrTable[*ec2.Instance]{
+	"instance-id":         func(in *ec2.Instance) []string { return wire.One(in.ID) },
+	"instance-type":       func(in *ec2.Instance) []string { return wire.One(in.InstanceType) },
+	"instance-state-name": func(in *ec2.Instance) []string { return wire.One(in.State) },
 	"instance-state-code": func(in *ec2.Instance) []string { return []string{itoa(ec2.StateCodes[in.State])} },
-	"availability-zone":   func(in *ec2.Instance) []string { return one(in.Zone) },
+	"availability-zone":   func(in *ec2.Instance) []string { return wire.One(in.Zone) },
 	"availability-zone-id": func(in *ec2.Instance) []string {
-		return one(in.ZoneID)
+		return wire.One(in.ZoneID)
 	},
-	"subnet-id":          func(in *ec2.Instance) []string { return one(in.SubnetID) },
-	"vpc-id":             func(in *ec2.Instance) []string { return one(in.VpcID) },
-	"image-id":           func(in *ec2.Instance) []string { return one(in.ImageID) },
-	"architecture":       func(in *ec2.Instance) []string { return one(in.Architecture) },
-	"private-ip-address": func(in *ec2.Instance) []string { return one(in.PrivateIP) },
-	"private-dns-name":   func(in *ec2.Instance) []string { return one(in.PrivateDNS) },
-	"reservation-id":     func(in *ec2.Instance) []string { return one(in.ReservationID) },
-	"owner-id":           func(in *ec2.Instance) []string { return one(in.OwnerID) },
-	"key-name":           func(in *ec2.Instance) []string { return one(in.KeyName) },
-	"client-token":       func(in *ec2.Instance) []string { return one(in.ClientToken) },
-	"launch-time":        func(in *ec2.Instance) []string { return one(xmlTime(in.LaunchTime)) },
+	"subnet-id":          func(in *ec2.Instance) []string { return wire.One(in.SubnetID) },
+	"vpc-id":             func(in *ec2.Instance) []string { return wire.One(in.VpcID) },
+	"image-id":           func(in *ec2.Instance) []string { return wire.One(in.ImageID) },
+	"architecture":       func(in *ec2.Instance) []string { return wire.One(in.Architecture) },
+	"private-ip-address": func(in *ec2.Instance) []string { return wire.One(in.PrivateIP) },
+	"private-dns-name":   func(in *ec2.Instance) []string { return wire.One(in.PrivateDNS) },
+	"reservation-id":     func(in *ec2.Instance) []string { return wire.One(in.ReservationID) },
+	"owner-id":           func(in *ec2.Instance) []string { return wire.One(in.OwnerID) },
+	"key-name":           func(in *ec2.Instance) []string { return wire.One(in.KeyName) },
+	"client-token":       func(in *ec2.Instance) []string { return wire.One(in.ClientToken) },
+	"launch-time":        func(in *ec2.Instance) []string { return wire.One(wire.FormatTime(in.LaunchTime)) },
 	"instance-lifecycle": func(in *ec2.Instance) []string {
 		if in.CapacityType == "spot" {
-			return one("spot")
+			return wire.One("spot")
 		}
 		return nil
 	},
-	"spot-instance-request-id": func(in *ec2.Instance) []string { return one(in.SpotRequestID) },
-	"iam-instance-profile.arn": func(in *ec2.Instance) []string { return one(in.IAMProfileArn) },
+	"spot-instance-request-id": func(in *ec2.Instance) []string { return wire.One(in.SpotRequestID) },
+	"iam-instance-profile.arn": func(in *ec2.Instance) []string { return wire.One(in.IAMProfileArn) },
 	"network-interface.network-interface-id": func(in *ec2.Instance) []string {
-		return one(in.ENIID)
+		return wire.One(in.ENIID)
 	},
 	"block-device-mapping.volume-id": func(in *ec2.Instance) []string {
 		var out []string
@@ -307,34 +307,34 @@ var instanceAttrs = attrTable[*ec2.Instance]{
 	},
 	"instance.group-id":              func(in *ec2.Instance) []string { return in.SecurityGroups },
 	"group-id":                       func(in *ec2.Instance) []string { return in.SecurityGroups },
-	"metadata-options.http-tokens":   func(in *ec2.Instance) []string { return one(in.Metadata.HTTPTokens) },
-	"metadata-options.http-endpoint": func(in *ec2.Instance) []string { return one(in.Metadata.HTTPEndpoint) },
-	"root-device-type":               func(in *ec2.Instance) []string { return one("ebs") },
-	"root-device-name":               func(in *ec2.Instance) []string { return one(in.RootDeviceName) },
-	"hypervisor":                     func(in *ec2.Instance) []string { return one("xen") },
-	"virtualization-type":            func(in *ec2.Instance) []string { return one("hvm") },
-	"tenancy":                        func(in *ec2.Instance) []string { return one("default") },
+	"metadata-options.http-tokens":   func(in *ec2.Instance) []string { return wire.One(in.Metadata.HTTPTokens) },
+	"metadata-options.http-endpoint": func(in *ec2.Instance) []string { return wire.One(in.Metadata.HTTPEndpoint) },
+	"root-device-type":               func(in *ec2.Instance) []string { return wire.One("ebs") },
+	"root-device-name":               func(in *ec2.Instance) []string { return wire.One(in.RootDeviceName) },
+	"hypervisor":                     func(in *ec2.Instance) []string { return wire.One("xen") },
+	"virtualization-type":            func(in *ec2.Instance) []string { return wire.One("hvm") },
+	"tenancy":                        func(in *ec2.Instance) []string { return wire.One("default") },
 	"placement-group-name":           func(in *ec2.Instance) []string { return nil },
-	"platform-details":               func(in *ec2.Instance) []string { return one("Linux/UNIX") },
+	"platform-details":               func(in *ec2.Instance) []string { return wire.One("Linux/UNIX") },
 }
 
 // describeInstances keeps its own shape: it answers reservations, and narrows by the tag
 // index before filtering.
-func (s *Server) describeInstances(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeInstances(c *call) (wire.Response, *wire.Error) {
 	fs, err := c.q.Filters()
 	if err != nil {
 		return nil, err
 	}
-	pred, err := compileFilters(fs, instanceAttrs, func(in *ec2.Instance) []ec2.Tag { return in.Tags })
+	pred, err := wire.CompileFilters(fs, instanceAttrs, func(in *ec2.Instance) []ec2.Tag { return in.Tags })
 	if err != nil {
 		return nil, err
 	}
-	p, err := pageParams(c.q, 5, 1000)
+	p, err := wire.PageParams(c.q, 5, 1000)
 	if err != nil {
 		return nil, err
 	}
 	ids := c.q.Strs("InstanceId")
-	if len(ids) > 0 && p.max > 0 {
+	if len(ids) > 0 && p.Max > 0 {
 		return nil, wire.BadRequest(wire.CodeInvalidParameterCombination, "The parameter instancesSet cannot be used with the parameter maxResults")
 	}
 	s.mu.RLock()
@@ -366,7 +366,7 @@ func (s *Server) describeInstances(c *call) (wireResponse, *wire.Error) {
 	ec2.BySeq(items, seq)
 	resp := &describeInstancesResponse{}
 	var page []*ec2.Instance
-	page, resp.NextToken = paginate(items, seq, p)
+	page, resp.NextToken = wire.Paginate(items, seq, p)
 	idx := map[string]int{}
 	for _, in := range page {
 		i, ok := idx[in.ReservationID]
@@ -396,13 +396,13 @@ type xmlInstanceStatus struct {
 	InstanceID         string           `xml:"instanceId"`
 	AvailabilityZone   string           `xml:"availabilityZone"`
 	AvailabilityZoneID string           `xml:"availabilityZoneId"`
-	InstanceState      xmlState         `xml:"instanceState"`
+	InstanceState      wire.State       `xml:"instanceState"`
 	SystemStatus       xmlStatusSummary `xml:"systemStatus"`
 	InstanceStatus     xmlStatusSummary `xml:"instanceStatus"`
 }
 
 type describeInstanceStatusResponse struct {
-	WireHeader
+	wire.Header
 	Statuses  []xmlInstanceStatus `xml:"instanceStatusSet>item"`
 	NextToken string              `xml:"nextToken,omitempty"`
 }
@@ -417,17 +417,17 @@ func statusOf(in *ec2.Instance) string {
 	return "not-applicable"
 }
 
-var instanceStatusAttrs = attrTable[*ec2.Instance]{
-	"availability-zone":      func(in *ec2.Instance) []string { return one(in.Zone) },
-	"instance-state-name":    func(in *ec2.Instance) []string { return one(in.State) },
+var instanceStatusAttrs = wire.AttrTable[*ec2.Instance]{
+	"availability-zone":      func(in *ec2.Instance) []string { return wire.One(in.Zone) },
+	"instance-state-name":    func(in *ec2.Instance) []string { return wire.One(in.State) },
 	"instance-state-code":    func(in *ec2.Instance) []string { return []string{itoa(ec2.StateCodes[in.State])} },
-	"instance-status.status": func(in *ec2.Instance) []string { return one(statusOf(in)) },
-	"system-status.status":   func(in *ec2.Instance) []string { return one(statusOf(in)) },
+	"instance-status.status": func(in *ec2.Instance) []string { return wire.One(statusOf(in)) },
+	"system-status.status":   func(in *ec2.Instance) []string { return wire.One(statusOf(in)) },
 	"instance-status.reachability": func(in *ec2.Instance) []string {
-		return one(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
+		return wire.One(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
 	},
 	"system-status.reachability": func(in *ec2.Instance) []string {
-		return one(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
+		return wire.One(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
 	},
 	// The lab schedules no events, so every event filter matches nothing.
 	"event.code":                 noValues,
@@ -436,17 +436,17 @@ var instanceStatusAttrs = attrTable[*ec2.Instance]{
 	"event.not-after":            noValues,
 	"event.not-before":           noValues,
 	"event.not-before-deadline":  noValues,
-	"operator.managed":           func(*ec2.Instance) []string { return one("false") },
+	"operator.managed":           func(*ec2.Instance) []string { return wire.One("false") },
 	"operator.principal":         noValues,
-	"attached-ebs-status.status": func(in *ec2.Instance) []string { return one(statusOf(in)) },
+	"attached-ebs-status.status": func(in *ec2.Instance) []string { return wire.One(statusOf(in)) },
 	"attached-ebs-status.reachability": func(in *ec2.Instance) []string {
-		return one(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
+		return wire.One(map[string]string{"ok": "passed", "initializing": "initializing"}[statusOf(in)])
 	},
 }
 
 func noValues(*ec2.Instance) []string { return nil }
 
-func (s *Server) describeInstanceStatus(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeInstanceStatus(c *call) (wire.Response, *wire.Error) {
 	var all bool
 	req, err := parseDescribe(c, describeSpec[*ec2.Instance]{attrs: instanceStatusAttrs, min: 5, max: 1000,
 		params: func(q *wire.Query) (e *wire.Error) {
@@ -486,22 +486,22 @@ type xmlBoolValue struct {
 }
 
 type describeInstanceAttributeResponse struct {
-	WireHeader
+	wire.Header
 	InstanceID         string                   `xml:"instanceId"`
-	UserData           *xmlValue                `xml:"userData,omitempty"`
-	InstanceType       *xmlValue                `xml:"instanceType,omitempty"`
-	RootDeviceName     *xmlValue                `xml:"rootDeviceName,omitempty"`
-	ShutdownBehavior   *xmlValue                `xml:"instanceInitiatedShutdownBehavior,omitempty"`
+	UserData           *wire.Value              `xml:"userData,omitempty"`
+	InstanceType       *wire.Value              `xml:"instanceType,omitempty"`
+	RootDeviceName     *wire.Value              `xml:"rootDeviceName,omitempty"`
+	ShutdownBehavior   *wire.Value              `xml:"instanceInitiatedShutdownBehavior,omitempty"`
 	DisableAPITerm     *xmlBoolValue            `xml:"disableApiTermination,omitempty"`
 	DisableAPIStop     *xmlBoolValue            `xml:"disableApiStop,omitempty"`
 	EbsOptimized       *xmlBoolValue            `xml:"ebsOptimized,omitempty"`
 	EnaSupport         *xmlBoolValue            `xml:"enaSupport,omitempty"`
 	SourceDestCheck    *xmlBoolValue            `xml:"sourceDestCheck,omitempty"`
-	Groups             []xmlGroup               `xml:"groupSet>item"`
+	Groups             []wire.Group             `xml:"groupSet>item"`
 	BlockDeviceMapping []xmlInstanceBlockDevice `xml:"blockDeviceMapping>item"`
 }
 
-func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeInstanceAttribute(c *call) (wire.Response, *wire.Error) {
 	id, attr := c.q.Str("InstanceId"), c.q.Str("Attribute")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")
@@ -518,13 +518,13 @@ func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *wire.Error) 
 	resp := &describeInstanceAttributeResponse{InstanceID: id}
 	switch attr {
 	case "userData":
-		resp.UserData = &xmlValue{Value: in.UserData}
+		resp.UserData = &wire.Value{Value: in.UserData}
 	case "instanceType":
-		resp.InstanceType = &xmlValue{Value: in.InstanceType}
+		resp.InstanceType = &wire.Value{Value: in.InstanceType}
 	case "rootDeviceName":
-		resp.RootDeviceName = &xmlValue{Value: in.RootDeviceName}
+		resp.RootDeviceName = &wire.Value{Value: in.RootDeviceName}
 	case "instanceInitiatedShutdownBehavior":
-		resp.ShutdownBehavior = &xmlValue{Value: "terminate"}
+		resp.ShutdownBehavior = &wire.Value{Value: "terminate"}
 	case "disableApiTermination":
 		resp.DisableAPITerm = &xmlBoolValue{Value: in.DisableAPITermination}
 	case "disableApiStop":
@@ -537,7 +537,7 @@ func (s *Server) describeInstanceAttribute(c *call) (wireResponse, *wire.Error) 
 		resp.SourceDestCheck = &xmlBoolValue{Value: true}
 	case "groupSet":
 		for _, g := range in.SecurityGroups {
-			resp.Groups = append(resp.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+			resp.Groups = append(resp.Groups, wire.Group{GroupID: g, GroupName: s.groupName(g)})
 		}
 	case "blockDeviceMapping":
 		resp.BlockDeviceMapping = s.wireInstance(in).BlockDeviceMapping

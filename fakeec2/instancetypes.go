@@ -121,7 +121,7 @@ type xmlNetworkInf struct {
 }
 
 type describeInstanceTypesResponse struct {
-	WireHeader
+	wire.Header
 	InstanceTypes []xmlInstanceTypeInfo `xml:"instanceTypeSet>item"`
 	NextToken     string                `xml:"nextToken,omitempty"`
 }
@@ -130,22 +130,22 @@ func i32s(n int32) []string   { return []string{strconv.Itoa(int(n))} }
 func i64s(n int64) []string   { return []string{strconv.FormatInt(n, 10)} }
 func f64s(f float64) []string { return []string{strconv.FormatFloat(f, 'f', -1, 64)} }
 
-var instanceTypeAttrs = attrTable[*InstanceTypeInfo]{
-	"instance-type":                         func(it *InstanceTypeInfo) []string { return one(it.Name) },
-	"processor-info.supported-architecture": func(it *InstanceTypeInfo) []string { return one(it.Arch) },
-	"processor-info.manufacturer":           func(it *InstanceTypeInfo) []string { return one(it.Manufacturer) },
+var instanceTypeAttrs = wire.AttrTable[*InstanceTypeInfo]{
+	"instance-type":                         func(it *InstanceTypeInfo) []string { return wire.One(it.Name) },
+	"processor-info.supported-architecture": func(it *InstanceTypeInfo) []string { return wire.One(it.Arch) },
+	"processor-info.manufacturer":           func(it *InstanceTypeInfo) []string { return wire.One(it.Manufacturer) },
 	"processor-info.sustained-clock-speed-in-ghz": func(it *InstanceTypeInfo) []string {
 		return f64s(it.ClockSpeedGHz)
 	},
-	"supported-virtualization-type":   func(*InstanceTypeInfo) []string { return one("hvm") },
-	"supported-root-device-type":      func(*InstanceTypeInfo) []string { return one("ebs") },
+	"supported-virtualization-type":   func(*InstanceTypeInfo) []string { return wire.One("hvm") },
+	"supported-root-device-type":      func(*InstanceTypeInfo) []string { return wire.One("ebs") },
 	"supported-usage-class":           func(*InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
-	"current-generation":              func(*InstanceTypeInfo) []string { return one("true") },
-	"bare-metal":                      func(*InstanceTypeInfo) []string { return one("false") },
-	"burstable-performance-supported": func(*InstanceTypeInfo) []string { return one("false") },
-	"free-tier-eligible":              func(*InstanceTypeInfo) []string { return one("false") },
-	"hypervisor":                      func(*InstanceTypeInfo) []string { return one("nitro") },
-	"instance-storage-supported":      func(*InstanceTypeInfo) []string { return one("false") },
+	"current-generation":              func(*InstanceTypeInfo) []string { return wire.One("true") },
+	"bare-metal":                      func(*InstanceTypeInfo) []string { return wire.One("false") },
+	"burstable-performance-supported": func(*InstanceTypeInfo) []string { return wire.One("false") },
+	"free-tier-eligible":              func(*InstanceTypeInfo) []string { return wire.One("false") },
+	"hypervisor":                      func(*InstanceTypeInfo) []string { return wire.One("nitro") },
+	"instance-storage-supported":      func(*InstanceTypeInfo) []string { return wire.One("false") },
 	"vcpu-info.default-vcpus":         func(it *InstanceTypeInfo) []string { return i32s(it.VCPUs) },
 	"memory-info.size-in-mib":         func(it *InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
 	"network-info.maximum-network-interfaces": func(it *InstanceTypeInfo) []string {
@@ -154,13 +154,13 @@ var instanceTypeAttrs = attrTable[*InstanceTypeInfo]{
 	"network-info.ipv4-addresses-per-interface": func(it *InstanceTypeInfo) []string {
 		return i32s(it.IPv4PerENI)
 	},
-	"network-info.network-performance": func(it *InstanceTypeInfo) []string { return one(it.NetworkPerformance) },
-	"network-info.ena-support":         func(*InstanceTypeInfo) []string { return one("required") },
-	"ebs-info.encryption-support":      func(*InstanceTypeInfo) []string { return one("supported") },
-	"ebs-info.nvme-support":            func(*InstanceTypeInfo) []string { return one("required") },
+	"network-info.network-performance": func(it *InstanceTypeInfo) []string { return wire.One(it.NetworkPerformance) },
+	"network-info.ena-support":         func(*InstanceTypeInfo) []string { return wire.One("required") },
+	"ebs-info.encryption-support":      func(*InstanceTypeInfo) []string { return wire.One("supported") },
+	"ebs-info.nvme-support":            func(*InstanceTypeInfo) []string { return wire.One("required") },
 }
 
-func (s *Server) describeInstanceTypes(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
 	// Pages are cut by position in the catalog (seq = index + 1).
 	idx := map[*InstanceTypeInfo]uint64{}
 	for i := range catalog {
@@ -232,7 +232,7 @@ type xmlOffering struct {
 }
 
 type describeOfferingsResponse struct {
-	WireHeader
+	wire.Header
 	Offerings []xmlOffering `xml:"instanceTypeOfferingSet>item"`
 	NextToken string        `xml:"nextToken,omitempty"`
 }
@@ -242,12 +242,12 @@ type offering struct {
 	typ, locType, location string
 }
 
-var offeringAttrs = attrTable[offering]{
-	"instance-type": func(o offering) []string { return one(o.typ) },
-	"location":      func(o offering) []string { return one(o.location) },
+var offeringAttrs = wire.AttrTable[offering]{
+	"instance-type": func(o offering) []string { return wire.One(o.typ) },
+	"location":      func(o offering) []string { return wire.One(o.location) },
 }
 
-func (s *Server) describeInstanceTypeOfferings(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeInstanceTypeOfferings(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[offering]{attrs: offeringAttrs, min: 5, max: 1000,
 		seq: func(o offering) uint64 { return o.seq }})
 	if err != nil {
@@ -299,7 +299,7 @@ type xmlSpotPrice struct {
 }
 
 type describeSpotPricesResponse struct {
-	WireHeader
+	wire.Header
 	Prices    []xmlSpotPrice `xml:"spotPriceHistorySet>item"`
 	NextToken string         `xml:"nextToken,omitempty"`
 }
@@ -310,16 +310,16 @@ type spotRow struct {
 	price           float64
 }
 
-var spotAttrs = attrTable[spotRow]{
-	"instance-type":       func(r spotRow) []string { return one(r.typ) },
-	"availability-zone":   func(r spotRow) []string { return one(r.zone) },
-	"product-description": func(r spotRow) []string { return one(r.desc) },
-	"spot-price":          func(r spotRow) []string { return one(strconv.FormatFloat(r.price, 'f', 6, 64)) },
+var spotAttrs = wire.AttrTable[spotRow]{
+	"instance-type":       func(r spotRow) []string { return wire.One(r.typ) },
+	"availability-zone":   func(r spotRow) []string { return wire.One(r.zone) },
+	"product-description": func(r spotRow) []string { return wire.One(r.desc) },
+	"spot-price":          func(r spotRow) []string { return wire.One(strconv.FormatFloat(r.price, 'f', 6, 64)) },
 }
 
 // describeSpotPriceHistory answers one price per type, zone and product: the price in
 // force, stamped at the start of the current hour (emulated prices do not move).
-func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[spotRow]{attrs: spotAttrs, min: 1, max: 1000,
 		seq: func(r spotRow) uint64 { return r.seq }})
 	if err != nil {
@@ -361,7 +361,7 @@ func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *wire.Error) {
 	for _, r := range page {
 		zid, _ := s.zoneID(r.zone)
 		resp.Prices = append(resp.Prices, xmlSpotPrice{InstanceType: r.typ, ProductDescription: r.desc,
-			SpotPrice: strconv.FormatFloat(r.price, 'f', 6, 64), Timestamp: xmlTime(stamp),
+			SpotPrice: strconv.FormatFloat(r.price, 'f', 6, 64), Timestamp: wire.FormatTime(stamp),
 			AvailabilityZone: r.zone, AvailabilityZoneID: zid})
 	}
 	return resp, nil
@@ -370,17 +370,17 @@ func (s *Server) describeSpotPriceHistory(c *call) (wireResponse, *wire.Error) {
 // --- DescribeCapacityReservations: the lab account has none ---
 
 type describeCapacityReservationsResponse struct {
-	WireHeader
+	wire.Header
 	Reservations []struct{} `xml:"capacityReservationSet>item"`
 }
 
-var capacityReservationAttrs = attrTable[struct{}]{
+var capacityReservationAttrs = wire.AttrTable[struct{}]{
 	"instance-type": nil, "availability-zone": nil, "state": nil, "capacity-reservation-id": nil,
 	"owner-id": nil, "instance-platform": nil, "tenancy": nil, "instance-match-criteria": nil,
 	"capacity-reservation-type": nil,
 }
 
-func (s *Server) describeCapacityReservations(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeCapacityReservations(c *call) (wire.Response, *wire.Error) {
 	// Names are checked, never matched; tag-value is refused and empty values are not.
 	vet := func(fs []wire.Filter) (func(struct{}) bool, *wire.Error) {
 		for _, f := range fs {

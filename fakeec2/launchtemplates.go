@@ -250,7 +250,7 @@ func (s *Server) createdBy(caller string) string {
 
 var templateTagTypes = map[string]bool{"launch-template": true}
 
-func (s *Server) createLaunchTemplate(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 	name := c.q.Str("LaunchTemplateName")
 	if name == "" {
 		return nil, wire.Missing("LaunchTemplateName")
@@ -316,7 +316,7 @@ func (s *Server) validateTemplateRefs(d ec2.LaunchData) *wire.Error {
 	return nil
 }
 
-func (s *Server) createLaunchTemplateVersion(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createLaunchTemplateVersion(c *call) (wire.Response, *wire.Error) {
 	dq := c.q.Get("LaunchTemplateData")
 	if dq == nil {
 		return nil, wire.Missing("LaunchTemplateData")
@@ -373,7 +373,7 @@ func dedupeTagSpecs(specs []ec2.TagSpec) []ec2.TagSpec {
 	return out
 }
 
-func (s *Server) deleteLaunchTemplate(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 	resp := &launchTemplateResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		lt, e := s.findTemplate(c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName"))

@@ -14,18 +14,18 @@ import (
 // --- wire shapes ---
 
 type xmlLaunchTemplate struct {
-	LaunchTemplateID     string   `xml:"launchTemplateId"`
-	LaunchTemplateName   string   `xml:"launchTemplateName"`
-	CreateTime           string   `xml:"createTime"`
-	CreatedBy            string   `xml:"createdBy"`
-	DefaultVersionNumber int64    `xml:"defaultVersionNumber"`
-	LatestVersionNumber  int64    `xml:"latestVersionNumber"`
-	Tags                 []xmlTag `xml:"tagSet>item"`
+	LaunchTemplateID     string     `xml:"launchTemplateId"`
+	LaunchTemplateName   string     `xml:"launchTemplateName"`
+	CreateTime           string     `xml:"createTime"`
+	CreatedBy            string     `xml:"createdBy"`
+	DefaultVersionNumber int64      `xml:"defaultVersionNumber"`
+	LatestVersionNumber  int64      `xml:"latestVersionNumber"`
+	Tags                 []wire.Tag `xml:"tagSet>item"`
 }
 
 func wireLaunchTemplate(lt *ec2.LaunchTemplate) *xmlLaunchTemplate {
-	return &xmlLaunchTemplate{LaunchTemplateID: lt.ID, LaunchTemplateName: lt.Name, CreateTime: xmlTime(lt.CreateTime),
-		CreatedBy: lt.CreatedBy, DefaultVersionNumber: lt.DefaultVersion, LatestVersionNumber: lt.Latest(), Tags: xmlTags(lt.Tags)}
+	return &xmlLaunchTemplate{LaunchTemplateID: lt.ID, LaunchTemplateName: lt.Name, CreateTime: wire.FormatTime(lt.CreateTime),
+		CreatedBy: lt.CreatedBy, DefaultVersionNumber: lt.DefaultVersion, LatestVersionNumber: lt.Latest(), Tags: wire.Tags(lt.Tags)}
 }
 
 type xmlLTEbs struct {
@@ -55,8 +55,8 @@ type xmlLTMetadata struct {
 }
 
 type xmlLTTagSpec struct {
-	ResourceType string   `xml:"resourceType"`
-	Tags         []xmlTag `xml:"tagSet>item"`
+	ResourceType string     `xml:"resourceType"`
+	Tags         []wire.Tag `xml:"tagSet>item"`
 }
 
 type xmlLTNetIf struct {
@@ -109,7 +109,7 @@ func optBool(b *bool) string {
 	if b == nil {
 		return ""
 	}
-	return xbool(*b)
+	return wire.FormatBool(*b)
 }
 
 func optInt(p *int32) int32 {
@@ -152,7 +152,7 @@ func wireLaunchData(d ec2.LaunchData) xmlLTData {
 	if d.Monitoring != nil {
 		x.Monitoring = &struct {
 			Enabled string `xml:"enabled"`
-		}{xbool(*d.Monitoring)}
+		}{wire.FormatBool(*d.Monitoring)}
 	}
 	for _, n := range d.NetworkInterfaces {
 		x.NetworkInterfaces = append(x.NetworkInterfaces, xmlLTNetIf{AssociatePublicIPAddress: optBool(n.AssociatePublicIPAddress),
@@ -163,7 +163,7 @@ func wireLaunchData(d ec2.LaunchData) xmlLTData {
 		x.Placement = &xmlLTPlacement{AvailabilityZone: d.Zone}
 	}
 	for _, ts := range d.TagSpecs {
-		x.TagSpecifications = append(x.TagSpecifications, xmlLTTagSpec{ResourceType: ts.ResourceType, Tags: xmlTags(ts.Tags)})
+		x.TagSpecifications = append(x.TagSpecifications, xmlLTTagSpec{ResourceType: ts.ResourceType, Tags: wire.Tags(ts.Tags)})
 	}
 	return x
 }
@@ -181,41 +181,41 @@ type xmlLTVersion struct {
 
 func wireLTVersion(lt *ec2.LaunchTemplate, v *ec2.LaunchTemplateVersion) xmlLTVersion {
 	return xmlLTVersion{LaunchTemplateID: lt.ID, LaunchTemplateName: lt.Name, VersionNumber: v.Number,
-		VersionDescription: v.Description, CreateTime: xmlTime(v.CreateTime), CreatedBy: v.CreatedBy,
+		VersionDescription: v.Description, CreateTime: wire.FormatTime(v.CreateTime), CreatedBy: v.CreatedBy,
 		DefaultVersion: v.Number == lt.DefaultVersion, LaunchTemplateData: wireLaunchData(v.Data)}
 }
 
 type launchTemplateResponse struct {
-	WireHeader
+	wire.Header
 	LaunchTemplate *xmlLaunchTemplate `xml:"launchTemplate"`
 }
 
 type launchTemplateVersionResponse struct {
-	WireHeader
+	wire.Header
 	Version xmlLTVersion `xml:"launchTemplateVersion"`
 }
 
 type describeLaunchTemplatesResponse struct {
-	WireHeader
+	wire.Header
 	LaunchTemplates []*xmlLaunchTemplate `xml:"launchTemplates>item"`
 	NextToken       string               `xml:"nextToken,omitempty"`
 }
 
 type describeLTVersionsResponse struct {
-	WireHeader
+	wire.Header
 	Versions  []xmlLTVersion `xml:"launchTemplateVersionSet>item"`
 	NextToken string         `xml:"nextToken,omitempty"`
 }
 
 // --- Describe handlers ---
 
-var ltAttrs = attrTable[*ec2.LaunchTemplate]{
-	"launch-template-name": func(lt *ec2.LaunchTemplate) []string { return one(lt.Name) },
-	"launch-template-id":   func(lt *ec2.LaunchTemplate) []string { return one(lt.ID) },
-	"create-time":          func(lt *ec2.LaunchTemplate) []string { return one(xmlTime(lt.CreateTime)) },
+var ltAttrs = wire.AttrTable[*ec2.LaunchTemplate]{
+	"launch-template-name": func(lt *ec2.LaunchTemplate) []string { return wire.One(lt.Name) },
+	"launch-template-id":   func(lt *ec2.LaunchTemplate) []string { return wire.One(lt.ID) },
+	"create-time":          func(lt *ec2.LaunchTemplate) []string { return wire.One(wire.FormatTime(lt.CreateTime)) },
 }
 
-func (s *Server) describeLaunchTemplates(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeLaunchTemplates(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.LaunchTemplate]{attrs: ltAttrs, tags: func(lt *ec2.LaunchTemplate) []ec2.Tag { return lt.Tags },
 		min: 1, max: 200, idParam: "LaunchTemplateId", nameParam: "LaunchTemplateName",
 		withMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
@@ -252,14 +252,14 @@ type ltVersionRow struct {
 	v   *ec2.LaunchTemplateVersion
 }
 
-var ltVersionAttrs = attrTable[ltVersionRow]{
-	"is-default-version": func(x ltVersionRow) []string { return one(xbool(x.v.Number == x.lt.DefaultVersion)) },
-	"image-id":           func(x ltVersionRow) []string { return one(x.v.Data.ImageID) },
-	"instance-type":      func(x ltVersionRow) []string { return one(x.v.Data.InstanceType) },
-	"create-time":        func(x ltVersionRow) []string { return one(xmlTime(x.v.CreateTime)) },
+var ltVersionAttrs = wire.AttrTable[ltVersionRow]{
+	"is-default-version": func(x ltVersionRow) []string { return wire.One(wire.FormatBool(x.v.Number == x.lt.DefaultVersion)) },
+	"image-id":           func(x ltVersionRow) []string { return wire.One(x.v.Data.ImageID) },
+	"instance-type":      func(x ltVersionRow) []string { return wire.One(x.v.Data.InstanceType) },
+	"create-time":        func(x ltVersionRow) []string { return wire.One(wire.FormatTime(x.v.CreateTime)) },
 }
 
-func (s *Server) describeLaunchTemplateVersions(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeLaunchTemplateVersions(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[ltVersionRow]{attrs: ltVersionAttrs, min: 1, max: 200,
 		seq: func(x ltVersionRow) uint64 { return x.seq }})
 	if err != nil {

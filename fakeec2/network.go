@@ -62,31 +62,31 @@ func (s *Server) privateDNS(ip string) string {
 // --- DescribeVpcs ---
 
 type xmlVpc struct {
-	VpcID     string   `xml:"vpcId"`
-	OwnerID   string   `xml:"ownerId"`
-	State     string   `xml:"state"`
-	CidrBlock string   `xml:"cidrBlock"`
-	IsDefault string   `xml:"isDefault"`
-	Tenancy   string   `xml:"instanceTenancy"`
-	Tags      []xmlTag `xml:"tagSet>item"`
+	VpcID     string     `xml:"vpcId"`
+	OwnerID   string     `xml:"ownerId"`
+	State     string     `xml:"state"`
+	CidrBlock string     `xml:"cidrBlock"`
+	IsDefault string     `xml:"isDefault"`
+	Tenancy   string     `xml:"instanceTenancy"`
+	Tags      []wire.Tag `xml:"tagSet>item"`
 }
 
 type describeVpcsResponse struct {
-	WireHeader
+	wire.Header
 	Vpcs      []xmlVpc `xml:"vpcSet>item"`
 	NextToken string   `xml:"nextToken,omitempty"`
 }
 
-var vpcAttrs = attrTable[*ec2.VPC]{
-	"vpc-id":     func(v *ec2.VPC) []string { return one(v.ID) },
-	"cidr":       func(v *ec2.VPC) []string { return one(v.CIDR) },
-	"cidr-block": func(v *ec2.VPC) []string { return one(v.CIDR) },
-	"is-default": func(v *ec2.VPC) []string { return one(xbool(v.IsDefault)) },
-	"state":      func(v *ec2.VPC) []string { return one("available") },
+var vpcAttrs = wire.AttrTable[*ec2.VPC]{
+	"vpc-id":     func(v *ec2.VPC) []string { return wire.One(v.ID) },
+	"cidr":       func(v *ec2.VPC) []string { return wire.One(v.CIDR) },
+	"cidr-block": func(v *ec2.VPC) []string { return wire.One(v.CIDR) },
+	"is-default": func(v *ec2.VPC) []string { return wire.One(wire.FormatBool(v.IsDefault)) },
+	"state":      func(v *ec2.VPC) []string { return wire.One("available") },
 	"owner-id":   func(v *ec2.VPC) []string { return nil },
 }
 
-func (s *Server) describeVpcs(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeVpcs(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.VPC]{attrs: vpcAttrs, tags: func(v *ec2.VPC) []ec2.Tag { return v.Tags },
 		min: 5, max: 1000, idParam: "VpcId", seq: func(v *ec2.VPC) uint64 { return v.Seq }})
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *Server) describeVpcs(c *call) (wireResponse, *wire.Error) {
 	resp.NextToken = next
 	for _, v := range page {
 		resp.Vpcs = append(resp.Vpcs, xmlVpc{VpcID: v.ID, OwnerID: s.account, State: "available", CidrBlock: v.CIDR,
-			IsDefault: xbool(v.IsDefault), Tenancy: "default", Tags: xmlTags(v.Tags)})
+			IsDefault: wire.FormatBool(v.IsDefault), Tenancy: "default", Tags: wire.Tags(v.Tags)})
 	}
 	return resp, nil
 }
@@ -122,43 +122,43 @@ func filterSlice[T any](items []T, pred func(T) bool) []T {
 // --- DescribeSubnets ---
 
 type xmlSubnet struct {
-	SubnetID                string   `xml:"subnetId"`
-	SubnetArn               string   `xml:"subnetArn"`
-	State                   string   `xml:"state"`
-	VpcID                   string   `xml:"vpcId"`
-	OwnerID                 string   `xml:"ownerId"`
-	CidrBlock               string   `xml:"cidrBlock"`
-	AvailableIPAddressCount int      `xml:"availableIpAddressCount"`
-	AvailabilityZone        string   `xml:"availabilityZone"`
-	AvailabilityZoneID      string   `xml:"availabilityZoneId"`
-	DefaultForAz            string   `xml:"defaultForAz"`
-	MapPublicIPOnLaunch     string   `xml:"mapPublicIpOnLaunch"`
-	AssignIpv6OnCreation    string   `xml:"assignIpv6AddressOnCreation"`
-	Tags                    []xmlTag `xml:"tagSet>item"`
+	SubnetID                string     `xml:"subnetId"`
+	SubnetArn               string     `xml:"subnetArn"`
+	State                   string     `xml:"state"`
+	VpcID                   string     `xml:"vpcId"`
+	OwnerID                 string     `xml:"ownerId"`
+	CidrBlock               string     `xml:"cidrBlock"`
+	AvailableIPAddressCount int        `xml:"availableIpAddressCount"`
+	AvailabilityZone        string     `xml:"availabilityZone"`
+	AvailabilityZoneID      string     `xml:"availabilityZoneId"`
+	DefaultForAz            string     `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     string     `xml:"mapPublicIpOnLaunch"`
+	AssignIpv6OnCreation    string     `xml:"assignIpv6AddressOnCreation"`
+	Tags                    []wire.Tag `xml:"tagSet>item"`
 }
 
 type describeSubnetsResponse struct {
-	WireHeader
+	wire.Header
 	Subnets   []xmlSubnet `xml:"subnetSet>item"`
 	NextToken string      `xml:"nextToken,omitempty"`
 }
 
-var subnetAttrs = attrTable[*ec2.Subnet]{
-	"subnet-id":            func(x *ec2.Subnet) []string { return one(x.ID) },
-	"vpc-id":               func(x *ec2.Subnet) []string { return one(x.VpcID) },
-	"availability-zone":    func(x *ec2.Subnet) []string { return one(x.Zone) },
-	"availability-zone-id": func(x *ec2.Subnet) []string { return one(x.ZoneID) },
-	"cidr-block":           func(x *ec2.Subnet) []string { return one(x.CIDR) },
-	"cidr":                 func(x *ec2.Subnet) []string { return one(x.CIDR) },
-	"default-for-az":       func(x *ec2.Subnet) []string { return one(xbool(x.IsDefault)) },
-	"defaultForAz":         func(x *ec2.Subnet) []string { return one(xbool(x.IsDefault)) },
-	"state":                func(x *ec2.Subnet) []string { return one("available") },
+var subnetAttrs = wire.AttrTable[*ec2.Subnet]{
+	"subnet-id":            func(x *ec2.Subnet) []string { return wire.One(x.ID) },
+	"vpc-id":               func(x *ec2.Subnet) []string { return wire.One(x.VpcID) },
+	"availability-zone":    func(x *ec2.Subnet) []string { return wire.One(x.Zone) },
+	"availability-zone-id": func(x *ec2.Subnet) []string { return wire.One(x.ZoneID) },
+	"cidr-block":           func(x *ec2.Subnet) []string { return wire.One(x.CIDR) },
+	"cidr":                 func(x *ec2.Subnet) []string { return wire.One(x.CIDR) },
+	"default-for-az":       func(x *ec2.Subnet) []string { return wire.One(wire.FormatBool(x.IsDefault)) },
+	"defaultForAz":         func(x *ec2.Subnet) []string { return wire.One(wire.FormatBool(x.IsDefault)) },
+	"state":                func(x *ec2.Subnet) []string { return wire.One("available") },
 	"map-public-ip-on-launch": func(x *ec2.Subnet) []string {
-		return one("false")
+		return wire.One("false")
 	},
 }
 
-func (s *Server) describeSubnets(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeSubnets(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.Subnet]{attrs: subnetAttrs, tags: func(x *ec2.Subnet) []ec2.Tag { return x.Tags },
 		min: 5, max: 1000, idParam: "SubnetId", seq: func(x *ec2.Subnet) uint64 { return x.Seq }})
 	if err != nil {
@@ -179,8 +179,8 @@ func (s *Server) describeSubnets(c *call) (wireResponse, *wire.Error) {
 			SubnetID: x.ID, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.region, s.account, x.ID),
 			State: "available", VpcID: x.VpcID, OwnerID: s.account, CidrBlock: x.CIDR,
 			AvailableIPAddressCount: s.model.FreeIPCount(x), AvailabilityZone: x.Zone, AvailabilityZoneID: x.ZoneID,
-			DefaultForAz: xbool(x.IsDefault), MapPublicIPOnLaunch: "false", AssignIpv6OnCreation: "false",
-			Tags: xmlTags(x.Tags),
+			DefaultForAz: wire.FormatBool(x.IsDefault), MapPublicIPOnLaunch: "false", AssignIpv6OnCreation: "false",
+			Tags: wire.Tags(x.Tags),
 		})
 	}
 	return resp, nil
@@ -189,30 +189,30 @@ func (s *Server) describeSubnets(c *call) (wireResponse, *wire.Error) {
 // --- DescribeSecurityGroups ---
 
 type xmlSecurityGroup struct {
-	OwnerID          string   `xml:"ownerId"`
-	GroupID          string   `xml:"groupId"`
-	GroupName        string   `xml:"groupName"`
-	GroupDescription string   `xml:"groupDescription"`
-	VpcID            string   `xml:"vpcId"`
-	SecurityGroupArn string   `xml:"securityGroupArn"`
-	Tags             []xmlTag `xml:"tagSet>item"`
+	OwnerID          string     `xml:"ownerId"`
+	GroupID          string     `xml:"groupId"`
+	GroupName        string     `xml:"groupName"`
+	GroupDescription string     `xml:"groupDescription"`
+	VpcID            string     `xml:"vpcId"`
+	SecurityGroupArn string     `xml:"securityGroupArn"`
+	Tags             []wire.Tag `xml:"tagSet>item"`
 }
 
 type describeSecurityGroupsResponse struct {
-	WireHeader
+	wire.Header
 	Groups    []xmlSecurityGroup `xml:"securityGroupInfo>item"`
 	NextToken string             `xml:"nextToken,omitempty"`
 }
 
-var groupAttrs = attrTable[*ec2.SecurityGroup]{
-	"group-id":    func(g *ec2.SecurityGroup) []string { return one(g.ID) },
-	"group-name":  func(g *ec2.SecurityGroup) []string { return one(g.Name) },
-	"description": func(g *ec2.SecurityGroup) []string { return one(g.Description) },
-	"vpc-id":      func(g *ec2.SecurityGroup) []string { return one(g.VpcID) },
+var groupAttrs = wire.AttrTable[*ec2.SecurityGroup]{
+	"group-id":    func(g *ec2.SecurityGroup) []string { return wire.One(g.ID) },
+	"group-name":  func(g *ec2.SecurityGroup) []string { return wire.One(g.Name) },
+	"description": func(g *ec2.SecurityGroup) []string { return wire.One(g.Description) },
+	"vpc-id":      func(g *ec2.SecurityGroup) []string { return wire.One(g.VpcID) },
 	"owner-id":    func(g *ec2.SecurityGroup) []string { return nil },
 }
 
-func (s *Server) describeSecurityGroups(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeSecurityGroups(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.SecurityGroup]{attrs: groupAttrs, tags: func(g *ec2.SecurityGroup) []ec2.Tag { return g.Tags },
 		min: 5, max: 1000, idParam: "GroupId", nameParam: "GroupName", byName: s.groupByName,
 		seq: func(g *ec2.SecurityGroup) uint64 { return g.Seq }})
@@ -232,7 +232,7 @@ func (s *Server) describeSecurityGroups(c *call) (wireResponse, *wire.Error) {
 		resp.Groups = append(resp.Groups, xmlSecurityGroup{OwnerID: s.account, GroupID: g.ID, GroupName: g.Name,
 			GroupDescription: g.Description, VpcID: g.VpcID,
 			SecurityGroupArn: s.groupArn(g.ID),
-			Tags:             xmlTags(g.Tags)})
+			Tags:             wire.Tags(g.Tags)})
 	}
 	return resp, nil
 }
@@ -265,24 +265,24 @@ type xmlZone struct {
 }
 
 type describeZonesResponse struct {
-	WireHeader
+	wire.Header
 	Zones []xmlZone `xml:"availabilityZoneInfo>item"`
 }
 
-var zoneAttrs = attrTable[zoneInfo]{
-	"zone-name":            func(z zoneInfo) []string { return one(z.Name) },
-	"zone-id":              func(z zoneInfo) []string { return one(z.ID) },
-	"state":                func(z zoneInfo) []string { return one("available") },
-	"zone-type":            func(z zoneInfo) []string { return one("availability-zone") },
-	"opt-in-status":        func(z zoneInfo) []string { return one("opt-in-not-required") },
-	"group-name":           func(z zoneInfo) []string { return one(regionOf(z.Name)) },
-	"network-border-group": func(z zoneInfo) []string { return one(regionOf(z.Name)) },
-	"region-name":          func(z zoneInfo) []string { return one(regionOf(z.Name)) },
+var zoneAttrs = wire.AttrTable[zoneInfo]{
+	"zone-name":            func(z zoneInfo) []string { return wire.One(z.Name) },
+	"zone-id":              func(z zoneInfo) []string { return wire.One(z.ID) },
+	"state":                func(z zoneInfo) []string { return wire.One("available") },
+	"zone-type":            func(z zoneInfo) []string { return wire.One("availability-zone") },
+	"opt-in-status":        func(z zoneInfo) []string { return wire.One("opt-in-not-required") },
+	"group-name":           func(z zoneInfo) []string { return wire.One(regionOf(z.Name)) },
+	"network-border-group": func(z zoneInfo) []string { return wire.One(regionOf(z.Name)) },
+	"region-name":          func(z zoneInfo) []string { return wire.One(regionOf(z.Name)) },
 }
 
 func regionOf(zone string) string { return strings.TrimRight(zone, "abcdefghijklmnopqrstuvwxyz") }
 
-func (s *Server) describeAvailabilityZones(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeAvailabilityZones(c *call) (wire.Response, *wire.Error) {
 	zids := c.q.Strs("ZoneId")
 	zones, pos := map[string]zoneInfo{}, map[string]uint64{}
 	for i, z := range s.zones {

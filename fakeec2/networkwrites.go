@@ -14,22 +14,22 @@ import (
 // as AWS refuses it: an instance's primary interface counts, a terminated instance's not.
 
 type createGroupResponse struct {
-	WireHeader
-	Return           bool     `xml:"return"`
-	GroupID          string   `xml:"groupId"`
-	SecurityGroupArn string   `xml:"securityGroupArn"`
-	Tags             []xmlTag `xml:"tagSet>item,omitempty"`
+	wire.Header
+	Return           bool       `xml:"return"`
+	GroupID          string     `xml:"groupId"`
+	SecurityGroupArn string     `xml:"securityGroupArn"`
+	Tags             []wire.Tag `xml:"tagSet>item,omitempty"`
 }
 
 type deleteGroupResponse struct {
-	WireHeader
+	wire.Header
 	Return  bool   `xml:"return"`
 	GroupID string `xml:"groupId"`
 }
 
 var groupTagTypes = map[string]bool{"security-group": true}
 
-func (s *Server) createSecurityGroup(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createSecurityGroup(c *call) (wire.Response, *wire.Error) {
 	name, desc, vpcID := c.q.Str("GroupName"), c.q.Str("GroupDescription"), c.q.Str("VpcId")
 	switch {
 	case name == "":
@@ -64,7 +64,7 @@ func (s *Server) createSecurityGroup(c *call) (wireResponse, *wire.Error) {
 		s.model.Groups[g.ID] = g
 		s.save(bucketGroups, g.ID, g)
 		c.event.Created = append(c.event.Created, g.ID)
-		resp.GroupID, resp.SecurityGroupArn, resp.Tags = g.ID, s.groupArn(g.ID), xmlTags(g.Tags)
+		resp.GroupID, resp.SecurityGroupArn, resp.Tags = g.ID, s.groupArn(g.ID), wire.Tags(g.Tags)
 		return nil
 	})
 	if aerr != nil {
@@ -101,7 +101,7 @@ func (s *Server) groupArn(id string) string {
 	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.region, s.account, id)
 }
 
-func (s *Server) deleteSecurityGroup(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteSecurityGroup(c *call) (wire.Response, *wire.Error) {
 	id, name := c.q.Str("GroupId"), c.q.Str("GroupName")
 	if id == "" && name == "" {
 		return nil, wire.Missing("GroupId")
@@ -155,7 +155,7 @@ func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *wire.Error
 	return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC '%s'", name, v.ID)
 }
 
-func (s *Server) deleteSubnet(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteSubnet(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("SubnetId")
 	if id == "" {
 		return nil, wire.Missing("SubnetId")
@@ -182,7 +182,7 @@ func (s *Server) deleteSubnet(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }
 
 // interfacesWhere are the IDs of the network interfaces for which keep holds, sorted.

@@ -8,7 +8,7 @@ import "github.com/karplab/karplab/fakeec2/ec2/wire"
 // list or, for a group asked for by name or ID, the not-found error AWS gives.
 
 type describePlacementGroupsResponse struct {
-	WireHeader
+	wire.Header
 	PlacementGroups []struct{} `xml:"placementGroupSet>item"`
 }
 
@@ -16,7 +16,7 @@ type describePlacementGroupsResponse struct {
 // (tag-key and tag-value come with the tags).
 var placementGroupFilters = noneTable[struct{}]("group-name", "group-arn", "spread-level", "state", "strategy")
 
-func (s *Server) describePlacementGroups(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describePlacementGroups(c *call) (wire.Response, *wire.Error) {
 	err := describeNone(c, describeSpec[struct{}]{attrs: placementGroupFilters, tags: noTags, noPaging: true,
 		idParam: "GroupId", nameParam: "GroupName",
 		checkIDs: func(ids []string) *wire.Error {

@@ -147,7 +147,7 @@ func matchAction(patterns []string, action string) bool {
 		if !strings.Contains(p, ":") {
 			p = "ec2:" + p
 		}
-		if wildMatch(strings.ToLower(p), action) {
+		if wire.WildMatch(strings.ToLower(p), action) {
 			return true
 		}
 	}
@@ -159,7 +159,7 @@ func (st PolicyStatement) coversResource(resource string) bool {
 		return true
 	}
 	for _, r := range st.Resources {
-		if wildMatch(r, resource) {
+		if wire.WildMatch(r, resource) {
 			return true
 		}
 	}

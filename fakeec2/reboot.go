@@ -9,7 +9,7 @@ import (
 
 // rebootInstances answers as EC2 does: every ID must exist and be running; a reboot
 // keeps the instance running (the lab models no boot, so nothing changes).
-func (s *Server) rebootInstances(c *call) (wireResponse, *wire.Error) {
+func (s *Server) rebootInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
@@ -27,5 +27,5 @@ func (s *Server) rebootInstances(c *call) (wireResponse, *wire.Error) {
 	if c.dryRun {
 		return nil, wire.DryRun()
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }

@@ -35,25 +35,25 @@ type snapView struct {
 }
 
 type xmlSnapshot struct {
-	SnapshotID  string   `xml:"snapshotId"`
-	VolumeID    string   `xml:"volumeId"`
-	Status      string   `xml:"status"`
-	StartTime   string   `xml:"startTime"`
-	Progress    string   `xml:"progress"`
-	OwnerID     string   `xml:"ownerId"`
-	OwnerAlias  string   `xml:"ownerAlias,omitempty"`
-	Description string   `xml:"description"`
-	VolumeSize  int32    `xml:"volumeSize"`
-	Encrypted   bool     `xml:"encrypted"`
-	KMSKeyID    string   `xml:"kmsKeyId,omitempty"`
-	StorageTier string   `xml:"storageTier"`
-	Tags        []xmlTag `xml:"tagSet>item"`
+	SnapshotID  string     `xml:"snapshotId"`
+	VolumeID    string     `xml:"volumeId"`
+	Status      string     `xml:"status"`
+	StartTime   string     `xml:"startTime"`
+	Progress    string     `xml:"progress"`
+	OwnerID     string     `xml:"ownerId"`
+	OwnerAlias  string     `xml:"ownerAlias,omitempty"`
+	Description string     `xml:"description"`
+	VolumeSize  int32      `xml:"volumeSize"`
+	Encrypted   bool       `xml:"encrypted"`
+	KMSKeyID    string     `xml:"kmsKeyId,omitempty"`
+	StorageTier string     `xml:"storageTier"`
+	Tags        []wire.Tag `xml:"tagSet>item"`
 }
 
 func (v snapView) wire() xmlSnapshot {
 	return xmlSnapshot{SnapshotID: v.id, VolumeID: v.volumeID, Status: v.state, StartTime: v.start, Progress: v.progress,
 		OwnerID: v.ownerID, OwnerAlias: v.ownerAlias, Description: v.description, VolumeSize: v.size,
-		Encrypted: v.encrypted, KMSKeyID: v.kms, StorageTier: "standard", Tags: xmlTags(v.tags)}
+		Encrypted: v.encrypted, KMSKeyID: v.kms, StorageTier: "standard", Tags: wire.Tags(v.tags)}
 }
 
 // snapViews lists every snapshot the account can see. Callers hold s.mu.
@@ -64,13 +64,13 @@ func (s *Server) snapViews() map[string]snapView {
 			continue
 		}
 		out[im.RootSnapshotID] = snapView{seq: im.Seq, id: im.RootSnapshotID, volumeID: "vol-ffffffff", ownerID: im.OwnerID,
-			ownerAlias: "amazon", size: im.RootSizeGiB, state: snapCompleted, start: xmlTime(im.CreationDate),
+			ownerAlias: "amazon", size: im.RootSizeGiB, state: snapCompleted, start: wire.FormatTime(im.CreationDate),
 			progress: "100%", description: "Root snapshot of " + im.Name}
 	}
 	for _, sn := range s.model.Snapshots {
 		v := snapView{seq: sn.Seq, id: sn.ID, volumeID: sn.VolumeID, ownerID: s.account, size: sn.SizeGiB,
 			state: sn.State, description: sn.Description, encrypted: sn.Encrypted, kms: sn.KMSKeyID,
-			start: xmlTime(sn.StartTime), progress: "100%", tags: sn.Tags}
+			start: wire.FormatTime(sn.StartTime), progress: "100%", tags: sn.Tags}
 		if sn.State == snapPending {
 			v.progress = "0%"
 		}
@@ -105,13 +105,13 @@ func errSnapshotNotFound(id string) *wire.Error {
 // --- CreateSnapshot ---
 
 type createSnapshotResponse struct {
-	WireHeader
+	wire.Header
 	xmlSnapshot
 }
 
 var snapshotTagTypes = map[string]bool{"snapshot": true}
 
-func (s *Server) createSnapshot(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createSnapshot(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	tags, err := specTags(c.q, snapshotTagTypes)
 	if err != nil {
@@ -155,28 +155,28 @@ func (s *Server) createSnapshot(c *call) (wireResponse, *wire.Error) {
 // --- DescribeSnapshots ---
 
 type describeSnapshotsResponse struct {
-	WireHeader
+	wire.Header
 	Snapshots []xmlSnapshot `xml:"snapshotSet>item"`
 	NextToken string        `xml:"nextToken,omitempty"`
 }
 
-var snapAttrs = attrTable[snapView]{
-	"snapshot-id": func(v snapView) []string { return one(v.id) },
-	"volume-id":   func(v snapView) []string { return one(v.volumeID) },
-	"status":      func(v snapView) []string { return one(v.state) },
-	"owner-id":    func(v snapView) []string { return one(v.ownerID) },
-	"owner-alias": func(v snapView) []string { return one(v.ownerAlias) },
-	"description": func(v snapView) []string { return one(v.description) },
+var snapAttrs = wire.AttrTable[snapView]{
+	"snapshot-id": func(v snapView) []string { return wire.One(v.id) },
+	"volume-id":   func(v snapView) []string { return wire.One(v.volumeID) },
+	"status":      func(v snapView) []string { return wire.One(v.state) },
+	"owner-id":    func(v snapView) []string { return wire.One(v.ownerID) },
+	"owner-alias": func(v snapView) []string { return wire.One(v.ownerAlias) },
+	"description": func(v snapView) []string { return wire.One(v.description) },
 	"volume-size": func(v snapView) []string { return []string{strconv.Itoa(int(v.size))} },
-	"encrypted":   func(v snapView) []string { return one(xbool(v.encrypted)) },
-	"progress":    func(v snapView) []string { return one(v.progress) },
-	"start-time":  func(v snapView) []string { return one(v.start) },
+	"encrypted":   func(v snapView) []string { return wire.One(wire.FormatBool(v.encrypted)) },
+	"progress":    func(v snapView) []string { return wire.One(v.progress) },
+	"start-time":  func(v snapView) []string { return wire.One(v.start) },
 	"storage-tier": func(v snapView) []string {
-		return one("standard")
+		return wire.One("standard")
 	},
 }
 
-func (s *Server) describeSnapshots(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[snapView]{attrs: snapAttrs, tags: func(v snapView) []ec2.Tag { return v.tags },
 		min: 5, max: 1000, idParam: "SnapshotId", seq: func(v snapView) uint64 { return v.seq }})
 	if err != nil {
@@ -210,7 +210,7 @@ func (s *Server) describeSnapshots(c *call) (wireResponse, *wire.Error) {
 
 // --- DeleteSnapshot ---
 
-func (s *Server) deleteSnapshot(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteSnapshot(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("SnapshotId")
 	if id == "" {
 		return nil, wire.Missing("SnapshotId")
@@ -240,5 +240,5 @@ func (s *Server) deleteSnapshot(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }

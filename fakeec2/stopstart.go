@@ -13,11 +13,11 @@ import (
 // boots it again for the boot delay and bills from running.
 
 type stopStartResponse struct {
-	WireHeader
+	wire.Header
 	Instances []xmlStateChange `xml:"instancesSet>item"`
 }
 
-func (s *Server) stopInstances(c *call) (wireResponse, *wire.Error) {
+func (s *Server) stopInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
@@ -64,7 +64,7 @@ func (s *Server) stopInstances(c *call) (wireResponse, *wire.Error) {
 	return resp, nil
 }
 
-func (s *Server) startInstances(c *call) (wireResponse, *wire.Error) {
+func (s *Server) startInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
@@ -111,7 +111,7 @@ const CodeIncorrectInstanceState = ec2.CodeIncorrectInstanceState
 // --- ModifyInstanceMetadataOptions ---
 
 type modifyMetadataResponse struct {
-	WireHeader
+	wire.Header
 	InstanceID string             `xml:"instanceId"`
 	Options    xmlMetadataOptions `xml:"instanceMetadataOptions"`
 }
@@ -119,7 +119,7 @@ type modifyMetadataResponse struct {
 // metadataApplyDelay is how long a metadata change stays pending (AWS: "a few seconds").
 const metadataApplyDelay = 2 * time.Second
 
-func (s *Server) modifyInstanceMetadataOptions(c *call) (wireResponse, *wire.Error) {
+func (s *Server) modifyInstanceMetadataOptions(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("InstanceId")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")
@@ -192,7 +192,7 @@ var protectionAttributes = []struct {
 	{"DisableApiStop", "disableApiStop", func(in *ec2.Instance) *bool { return &in.DisableAPIStop }},
 }
 
-func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *wire.Error) {
+func (s *Server) modifyInstanceAttribute(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("InstanceId")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")
@@ -238,5 +238,5 @@ func (s *Server) modifyInstanceAttribute(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }

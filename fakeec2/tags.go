@@ -164,7 +164,7 @@ func launchSystemTags(spec *launchSpec) (instance, volume []ec2.Tag) {
 	return instance, volume
 }
 
-func (s *Server) createTags(c *call) (wireResponse, *wire.Error) {
+func (s *Server) createTags(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("ResourceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("ResourceId")
@@ -213,10 +213,10 @@ func (s *Server) createTags(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }
 
-func (s *Server) deleteTags(c *call) (wireResponse, *wire.Error) {
+func (s *Server) deleteTags(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("ResourceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("ResourceId")
@@ -261,7 +261,7 @@ func (s *Server) deleteTags(c *call) (wireResponse, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	return &plainResponse{Return: true}, nil
+	return &wire.PlainResponse{Return: true}, nil
 }
 
 type xmlTagDescription struct {
@@ -272,7 +272,7 @@ type xmlTagDescription struct {
 }
 
 type describeTagsResponse struct {
-	WireHeader
+	wire.Header
 	Tags      []xmlTagDescription `xml:"tagSet>item"`
 	NextToken string              `xml:"nextToken,omitempty"`
 }
@@ -283,9 +283,9 @@ type tagRow struct {
 	id, rt, k, v string
 }
 
-var tagRowAttrs = attrTable[tagRow]{
-	"resource-id":   func(r tagRow) []string { return one(r.id) },
-	"resource-type": func(r tagRow) []string { return one(r.rt) },
+var tagRowAttrs = wire.AttrTable[tagRow]{
+	"resource-id":   func(r tagRow) []string { return wire.One(r.id) },
+	"resource-type": func(r tagRow) []string { return wire.One(r.rt) },
 	"key":           func(r tagRow) []string { return []string{r.k} },
 	"value":         func(r tagRow) []string { return []string{r.v} },
 }
@@ -301,18 +301,18 @@ func compileTagFilters(fs []wire.Filter) (func(tagRow) bool, *wire.Error) {
 			rowFilters = append(rowFilters, f)
 		}
 	}
-	pred, err := compileFilters(rowFilters, tagRowAttrs, nil)
+	pred, err := wire.CompileFilters(rowFilters, tagRowAttrs, nil)
 	if err != nil {
 		return nil, err
 	}
-	resPred, err := compileFilters(tagFilters, attrTable[*taggable]{}, func(t *taggable) []ec2.Tag { return *t.tags })
+	resPred, err := wire.CompileFilters(tagFilters, wire.AttrTable[*taggable]{}, func(t *taggable) []ec2.Tag { return *t.tags })
 	if err != nil {
 		return nil, err
 	}
 	return func(r tagRow) bool { return resPred(r.res) && pred(r) }, nil
 }
 
-func (s *Server) describeTags(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeTags(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[tagRow]{compile: compileTagFilters, min: 5, max: 1000,
 		seq: func(r tagRow) uint64 { return r.seq }})
 	if err != nil {

@@ -25,7 +25,7 @@ type xmlVolume struct {
 	Status             string                `xml:"status"`
 	CreateTime         string                `xml:"createTime"`
 	Attachments        []xmlVolumeAttachment `xml:"attachmentSet>item"`
-	Tags               []xmlTag              `xml:"tagSet>item"`
+	Tags               []wire.Tag            `xml:"tagSet>item"`
 	VolumeType         string                `xml:"volumeType"`
 	Iops               int32                 `xml:"iops,omitempty"`
 	Throughput         int32                 `xml:"throughput,omitempty"`
@@ -36,42 +36,42 @@ type xmlVolume struct {
 }
 
 type describeVolumesResponse struct {
-	WireHeader
+	wire.Header
 	Volumes   []xmlVolume `xml:"volumeSet>item"`
 	NextToken string      `xml:"nextToken,omitempty"`
 }
 
-var volumeAttrs = attrTable[*ec2.Volume]{
-	"volume-id":                        func(v *ec2.Volume) []string { return one(v.ID) },
-	"volume-type":                      func(v *ec2.Volume) []string { return one(v.Type) },
+var volumeAttrs = wire.AttrTable[*ec2.Volume]{
+	"volume-id":                        func(v *ec2.Volume) []string { return wire.One(v.ID) },
+	"volume-type":                      func(v *ec2.Volume) []string { return wire.One(v.Type) },
 	"size":                             func(v *ec2.Volume) []string { return i32s(v.SizeGiB) },
-	"status":                           func(v *ec2.Volume) []string { return one(v.State) },
-	"availability-zone":                func(v *ec2.Volume) []string { return one(v.Zone) },
-	"encrypted":                        func(v *ec2.Volume) []string { return one(xbool(v.Encrypted)) },
-	"snapshot-id":                      func(v *ec2.Volume) []string { return one(v.SnapshotID) },
-	"create-time":                      func(v *ec2.Volume) []string { return one(xmlTime(v.CreateTime)) },
-	"attachment.instance-id":           func(v *ec2.Volume) []string { return one(v.InstanceID) },
-	"attachment.device":                func(v *ec2.Volume) []string { return one(v.Device) },
+	"status":                           func(v *ec2.Volume) []string { return wire.One(v.State) },
+	"availability-zone":                func(v *ec2.Volume) []string { return wire.One(v.Zone) },
+	"encrypted":                        func(v *ec2.Volume) []string { return wire.One(wire.FormatBool(v.Encrypted)) },
+	"snapshot-id":                      func(v *ec2.Volume) []string { return wire.One(v.SnapshotID) },
+	"create-time":                      func(v *ec2.Volume) []string { return wire.One(wire.FormatTime(v.CreateTime)) },
+	"attachment.instance-id":           func(v *ec2.Volume) []string { return wire.One(v.InstanceID) },
+	"attachment.device":                func(v *ec2.Volume) []string { return wire.One(v.Device) },
 	"attachment.status":                func(v *ec2.Volume) []string { return attachStatus(v) },
 	"attachment.delete-on-termination": func(v *ec2.Volume) []string { return attachDOT(v) },
-	"multi-attach-enabled":             func(v *ec2.Volume) []string { return one("false") },
+	"multi-attach-enabled":             func(v *ec2.Volume) []string { return wire.One("false") },
 }
 
 func attachStatus(v *ec2.Volume) []string {
 	if v.InstanceID == "" {
 		return nil
 	}
-	return one(v.AttachStatus())
+	return wire.One(v.AttachStatus())
 }
 
 func attachDOT(v *ec2.Volume) []string {
 	if v.InstanceID == "" {
 		return nil
 	}
-	return one(xbool(v.DeleteOnTermination))
+	return wire.One(wire.FormatBool(v.DeleteOnTermination))
 }
 
-func (s *Server) describeVolumes(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeVolumes(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: volumeAttrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
 		min: 5, max: 500, idParam: "VolumeId", withMax: setWithMax("volumeSet"), seq: func(v *ec2.Volume) uint64 { return v.Seq }})
 	if err != nil {
@@ -123,46 +123,46 @@ type xmlENI struct {
 	PrivateIPAddress   string            `xml:"privateIpAddress"`
 	PrivateDNSName     string            `xml:"privateDnsName"`
 	SourceDestCheck    bool              `xml:"sourceDestCheck"`
-	Groups             []xmlGroup        `xml:"groupSet>item"`
+	Groups             []wire.Group      `xml:"groupSet>item"`
 	Attachment         *xmlENIAttachment `xml:"attachment,omitempty"`
-	Tags               []xmlTag          `xml:"tagSet>item"`
+	Tags               []wire.Tag        `xml:"tagSet>item"`
 	PrivateIPs         []xmlPrivateIP    `xml:"privateIpAddressesSet>item"`
 	InterfaceType      string            `xml:"interfaceType"`
 }
 
 type describeENIsResponse struct {
-	WireHeader
+	wire.Header
 	Interfaces []xmlENI `xml:"networkInterfaceSet>item"`
 	NextToken  string   `xml:"nextToken,omitempty"`
 }
 
-var eniAttrs = attrTable[*ec2.NetworkInterface]{
-	"network-interface-id": func(n *ec2.NetworkInterface) []string { return one(n.ID) },
-	"subnet-id":            func(n *ec2.NetworkInterface) []string { return one(n.SubnetID) },
-	"vpc-id":               func(n *ec2.NetworkInterface) []string { return one(n.VpcID) },
-	"availability-zone":    func(n *ec2.NetworkInterface) []string { return one(n.Zone) },
-	"status":               func(n *ec2.NetworkInterface) []string { return one(n.Status) },
-	"private-ip-address":   func(n *ec2.NetworkInterface) []string { return one(n.PrivateIP) },
+var eniAttrs = wire.AttrTable[*ec2.NetworkInterface]{
+	"network-interface-id": func(n *ec2.NetworkInterface) []string { return wire.One(n.ID) },
+	"subnet-id":            func(n *ec2.NetworkInterface) []string { return wire.One(n.SubnetID) },
+	"vpc-id":               func(n *ec2.NetworkInterface) []string { return wire.One(n.VpcID) },
+	"availability-zone":    func(n *ec2.NetworkInterface) []string { return wire.One(n.Zone) },
+	"status":               func(n *ec2.NetworkInterface) []string { return wire.One(n.Status) },
+	"private-ip-address":   func(n *ec2.NetworkInterface) []string { return wire.One(n.PrivateIP) },
 	"addresses.private-ip-address": func(n *ec2.NetworkInterface) []string {
-		return one(n.PrivateIP)
+		return wire.One(n.PrivateIP)
 	},
-	"private-dns-name":         func(n *ec2.NetworkInterface) []string { return one(n.PrivateDNS) },
-	"mac-address":              func(n *ec2.NetworkInterface) []string { return one(n.MAC) },
-	"description":              func(n *ec2.NetworkInterface) []string { return one(n.Description) },
-	"interface-type":           func(n *ec2.NetworkInterface) []string { return one(n.InterfaceType) },
+	"private-dns-name":         func(n *ec2.NetworkInterface) []string { return wire.One(n.PrivateDNS) },
+	"mac-address":              func(n *ec2.NetworkInterface) []string { return wire.One(n.MAC) },
+	"description":              func(n *ec2.NetworkInterface) []string { return wire.One(n.Description) },
+	"interface-type":           func(n *ec2.NetworkInterface) []string { return wire.One(n.InterfaceType) },
 	"group-id":                 func(n *ec2.NetworkInterface) []string { return n.Groups },
-	"attachment.instance-id":   func(n *ec2.NetworkInterface) []string { return one(n.InstanceID) },
-	"attachment.attachment-id": func(n *ec2.NetworkInterface) []string { return one(n.AttachmentID) },
+	"attachment.instance-id":   func(n *ec2.NetworkInterface) []string { return wire.One(n.InstanceID) },
+	"attachment.attachment-id": func(n *ec2.NetworkInterface) []string { return wire.One(n.AttachmentID) },
 	"attachment.device-index":  func(n *ec2.NetworkInterface) []string { return []string{itoa(n.DeviceIndex)} },
 	"attachment.status": func(n *ec2.NetworkInterface) []string {
-		return one(map[bool]string{true: "attached"}[n.InstanceID != ""])
+		return wire.One(map[bool]string{true: "attached"}[n.InstanceID != ""])
 	},
-	"attachment.delete-on-termination": func(n *ec2.NetworkInterface) []string { return one(xbool(n.DeleteOnTermination)) },
+	"attachment.delete-on-termination": func(n *ec2.NetworkInterface) []string { return wire.One(wire.FormatBool(n.DeleteOnTermination)) },
 	"owner-id":                         func(n *ec2.NetworkInterface) []string { return nil },
-	"requester-managed":                func(n *ec2.NetworkInterface) []string { return one("false") },
+	"requester-managed":                func(n *ec2.NetworkInterface) []string { return wire.One("false") },
 }
 
-func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *wire.Error) {
+func (s *Server) describeNetworkInterfaces(c *call) (wire.Response, *wire.Error) {
 	req, err := parseDescribe(c, describeSpec[*ec2.NetworkInterface]{attrs: eniAttrs, tags: func(n *ec2.NetworkInterface) []ec2.Tag { return n.Tags },
 		min: 5, max: 1000, idParam: "NetworkInterfaceId", withMax: setWithMax("networkInterfaceIdSet"),
 		seq: func(n *ec2.NetworkInterface) uint64 { return n.Seq }})
@@ -183,14 +183,14 @@ func (s *Server) describeNetworkInterfaces(c *call) (wireResponse, *wire.Error) 
 		x := xmlENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, AvailabilityZone: n.Zone,
 			AvailabilityZoneID: n.ZoneID, Description: n.Description, OwnerID: s.account, Status: n.Status,
 			MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, SourceDestCheck: true,
-			Tags: xmlTags(n.Tags), InterfaceType: n.InterfaceType,
+			Tags: wire.Tags(n.Tags), InterfaceType: n.InterfaceType,
 			PrivateIPs: []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}}}
 		for _, g := range n.Groups {
-			x.Groups = append(x.Groups, xmlGroup{GroupID: g, GroupName: s.groupName(g)})
+			x.Groups = append(x.Groups, wire.Group{GroupID: g, GroupName: s.groupName(g)})
 		}
 		if n.InstanceID != "" {
 			x.Attachment = &xmlENIAttachment{AttachmentID: n.AttachmentID, InstanceID: n.InstanceID, InstanceOwnerID: s.account,
-				DeviceIndex: n.DeviceIndex, Status: "attached", AttachTime: xmlTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination}
+				DeviceIndex: n.DeviceIndex, Status: "attached", AttachTime: wire.FormatTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination}
 		}
 		resp.Interfaces = append(resp.Interfaces, x)
 	}

@@ -12,22 +12,6 @@ import (
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
-func TestWildMatch(t *testing.T) {
-	tests := []struct {
-		pattern, s string
-		want       bool
-	}{
-		{"ziba-*", "ziba-general", true}, {"ziba-*", "batch", false}, {"*", "", true}, {"?7g.*", "c7g.large", true},
-		{"?7g.*", "c7i.large", false}, {"a*b*c", "axxbyyc", true}, {"a*b*c", "axxbyy", false}, {"exact", "exact", true},
-		{"amazon-eks-node-al2023-x86_64-standard-1.37-*", "amazon-eks-node-al2023-x86_64-standard-1.37-v20261101", true},
-	}
-	for _, tt := range tests {
-		if got := wildMatch(tt.pattern, tt.s); got != tt.want {
-			t.Errorf("wildMatch(%q, %q) = %v, want %v", tt.pattern, tt.s, got, tt.want)
-		}
-	}
-}
-
 // FuzzParseQuery feeds arbitrary form bodies to the parser and then to the whole server:
 // the parser must agree with url.ParseQuery on every value it accepts, and no request may
 // panic or answer anything but EC2 XML (no InternalError).

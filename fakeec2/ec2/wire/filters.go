@@ -1,4 +1,4 @@
-package fakeec2
+package wire
 
 import (
 	"encoding/base64"
@@ -6,16 +6,15 @@ import (
 	"strings"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
-	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
-// attrTable maps a Describe call's filter names to the values a record has for them.
-type attrTable[T any] map[string]func(T) []string
+// AttrTable maps a Describe call's filter names to the values a record has for them.
+type AttrTable[T any] map[string]func(T) []string
 
-// compileFilters checks the filter names against table (tag:KEY, tag-key and tag-value
+// CompileFilters checks the filter names against table (tag:KEY, tag-key and tag-value
 // are always known when tagsOf is set) and returns the predicate: filters AND, values OR,
 // values may use the * and ? wildcards.
-func compileFilters[T any](fs []wire.Filter, table attrTable[T], tagsOf func(T) []ec2.Tag) (func(T) bool, *wire.Error) {
+func CompileFilters[T any](fs []Filter, table AttrTable[T], tagsOf func(T) []ec2.Tag) (func(T) bool, *Error) {
 	type compiled struct {
 		values func(T) []string
 		pats   []string
@@ -54,10 +53,10 @@ func compileFilters[T any](fs []wire.Filter, table attrTable[T], tagsOf func(T) 
 			get = table[f.Name]
 		}
 		if get == nil {
-			return nil, wire.InvalidValue("The filter '%s' is invalid", f.Name)
+			return nil, InvalidValue("The filter '%s' is invalid", f.Name)
 		}
 		if len(f.Values) == 0 {
-			return nil, wire.InvalidValue("The filter '%s' requires at least one value", f.Name)
+			return nil, InvalidValue("The filter '%s' requires at least one value", f.Name)
 		}
 		cs = append(cs, compiled{values: get, pats: f.Values})
 	}
@@ -74,7 +73,7 @@ func compileFilters[T any](fs []wire.Filter, table attrTable[T], tagsOf func(T) 
 func anyMatch(pats, vals []string) bool {
 	for _, v := range vals {
 		for _, p := range pats {
-			if wildMatch(p, v) {
+			if WildMatch(p, v) {
 				return true
 			}
 		}
@@ -82,8 +81,8 @@ func anyMatch(pats, vals []string) bool {
 	return false
 }
 
-// wildMatch matches s against an EC2 filter pattern: * any run, ? one character.
-func wildMatch(p, s string) bool {
+// WildMatch matches s against an EC2 filter pattern: * any run, ? one character.
+func WildMatch(p, s string) bool {
 	if !strings.ContainsAny(p, "*?") {
 		return p == s
 	}
@@ -111,59 +110,60 @@ func wildMatch(p, s string) bool {
 	return pi == len(p)
 }
 
-func one(s string) []string {
+// One is the filter values of an attribute that may be unset: none for "".
+func One(s string) []string {
 	if s == "" {
 		return nil
 	}
 	return []string{s}
 }
 
-// page is a paginated slice of records sorted by Seq.
-type pageReq struct {
-	max   int    // 0: everything
-	after uint64 // from NextToken
+// Page is the page a Describe call asks for.
+type Page struct {
+	Max   int    // 0: everything
+	After uint64 // from NextToken
 }
 
-// pageParams reads MaxResults/NextToken. As on EC2, a MaxResults below the action's
+// PageParams reads MaxResults/NextToken. As on EC2, a MaxResults below the action's
 // minimum is refused and one above its page size is capped to it (karpenter asks
 // DescribeSpotPriceHistory for 2000, the aws CLI v1 DescribeVolumes for 1000).
-func pageParams(q *wire.Query, min, max int) (pageReq, *wire.Error) {
-	var p pageReq
+func PageParams(q *Query, min, max int) (Page, *Error) {
+	var p Page
 	n, ok, err := q.Int("MaxResults")
 	if err != nil {
 		return p, err
 	}
 	if ok {
 		if n < int64(min) {
-			return p, wire.InvalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value greater than %d.", n, min)
+			return p, InvalidValue("Value ( %d ) for parameter maxResults is invalid. Expecting a value greater than %d.", n, min)
 		}
-		p.max = int(min64(n, int64(max)))
+		p.Max = int(min64(n, int64(max)))
 	}
 	if tok := q.Str("NextToken"); tok != "" {
 		b, derr := base64.RawURLEncoding.DecodeString(tok)
 		seq, perr := strconv.ParseUint(strings.TrimPrefix(string(b), "seq:"), 10, 64)
 		if derr != nil || perr != nil || !strings.HasPrefix(string(b), "seq:") {
-			return p, wire.BadRequest(wire.CodeInvalidPaginationToken, "Invalid pagination token: %s", tok)
+			return p, BadRequest(CodeInvalidPaginationToken, "Invalid pagination token: %s", tok)
 		}
-		p.after = seq
+		p.After = seq
 	}
 	return p, nil
 }
 
-// paginate cuts items (sorted by seq) to one page and returns the next token ("" at the end).
-func paginate[T any](items []T, seq func(T) uint64, p pageReq) ([]T, string) {
+// Paginate cuts items (sorted by seq) to one page and returns the next token ("" at the end).
+func Paginate[T any](items []T, seq func(T) uint64, p Page) ([]T, string) {
 	start := 0
-	if p.after > 0 {
-		for start < len(items) && seq(items[start]) <= p.after {
+	if p.After > 0 {
+		for start < len(items) && seq(items[start]) <= p.After {
 			start++
 		}
 	}
 	items = items[start:]
-	if p.max == 0 || len(items) <= p.max {
+	if p.Max == 0 || len(items) <= p.Max {
 		return items, ""
 	}
-	last := seq(items[p.max-1])
-	return items[:p.max], base64.RawURLEncoding.EncodeToString([]byte("seq:" + strconv.FormatUint(last, 10)))
+	last := seq(items[p.Max-1])
+	return items[:p.Max], base64.RawURLEncoding.EncodeToString([]byte("seq:" + strconv.FormatUint(last, 10)))
 }
 
 func min64(a, b int64) int64 {
