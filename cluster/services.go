@@ -24,6 +24,7 @@ import (
 	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 )
 
 // KubeletAccessKeyID is the simulated kubelets' credential: on a real node, the instance
@@ -104,11 +105,11 @@ func NewEC2Client(endpoint, accessKeyID string) *ec2.Client {
 // DefaultPolicy is the account's policy when it is new and after a reset: with the real
 // provider, the controller's key gets the getting-started stack's KarpenterControllerPolicy
 // (least privilege: what it is not granted is denied). kwok calls no AWS API.
-func DefaultPolicy(provider string) *fakeec2.Policy {
+func DefaultPolicy(provider string) *authz.Policy {
 	if provider != "aws" {
 		return nil
 	}
-	return &fakeec2.Policy{Statements: []fakeec2.PolicyStatement{fakeec2.KarpenterControllerPolicy(KarpenterAccessKeyID)}}
+	return &authz.Policy{Statements: []authz.PolicyStatement{fakeec2.KarpenterControllerPolicy(KarpenterAccessKeyID)}}
 }
 
 // newServices lists the lab's parts in start order. Each constructor returns its service

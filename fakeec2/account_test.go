@@ -21,6 +21,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 	fakeeks "github.com/karplab/karplab/fakeec2/eks"
 	fakeiam "github.com/karplab/karplab/fakeec2/iam"
 )
@@ -91,7 +92,7 @@ func TestIntegrationAccountServices(t *testing.T) {
 	}
 
 	// The policy speaks for every service: without iam:PassRole no role joins a profile.
-	e.must(e.srv.SetPolicy(fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{Sid: "no-pass", DenyActions: []string{"iam:PassRole"}}}}))
+	e.must(e.srv.SetPolicy(authz.Policy{Statements: []authz.PolicyStatement{{Sid: "no-pass", DenyActions: []string{"iam:PassRole"}}}}))
 	_, err = iamc.CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("second")})
 	e.must(err)
 	_, err = iamc.AddRoleToInstanceProfile(ctx, &iam.AddRoleToInstanceProfileInput{
@@ -165,7 +166,7 @@ func TestIntegrationUnknownService(t *testing.T) {
 // default, the controller may make every call the provider makes and nothing else, the
 // learner is not bound by it, and a reset brings it back after a lab replaced it.
 func TestIntegrationDefaultControllerPolicy(t *testing.T) {
-	def := fakeec2.Policy{Statements: []fakeec2.PolicyStatement{fakeec2.KarpenterControllerPolicy(karpenterKey)}}
+	def := authz.Policy{Statements: []authz.PolicyStatement{fakeec2.KarpenterControllerPolicy(karpenterKey)}}
 	e := newEnv(t, func(o *fakeec2.Options) { o.DefaultPolicy = &def })
 	ctx := e.ctx
 	ctrl := iam.NewFromConfig(awsConfig(t, e.url, karpenterKey))
@@ -184,7 +185,7 @@ func TestIntegrationDefaultControllerPolicy(t *testing.T) {
 	if _, err := learner.ListRoles(ctx, &iam.ListRolesInput{}); err != nil {
 		t.Errorf("the learner is bound by the controller's policy: %v", err)
 	}
-	e.must(e.srv.SetPolicy(fakeec2.Policy{}))
+	e.must(e.srv.SetPolicy(authz.Policy{}))
 	if _, err := ctrl.ListRoles(ctx, &iam.ListRolesInput{}); err != nil {
 		t.Errorf("with an empty policy the controller's ListRoles: %v", err)
 	}

@@ -3,6 +3,7 @@ package fakeec2
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
@@ -127,7 +128,7 @@ func (s *Server) describeAccountAttributes(c *call) (wire.Response, *wire.Error)
 	}
 	resp := &describeAccountAttributesResponse{}
 	for _, n := range order {
-		if len(names) > 0 && !contains(names, n) {
+		if len(names) > 0 && !slices.Contains(names, n) {
 			continue
 		}
 		a := xmlAccountAttribute{Name: n}

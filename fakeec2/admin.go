@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
@@ -182,7 +183,7 @@ func (s *Server) serveAdminPolicy(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		writeJSON(w, http.StatusOK, s.Policy())
 	case http.MethodPut, http.MethodPost:
-		var p Policy
+		var p authz.Policy
 		if !decodeAdminBody(w, r, &p, "policy") {
 			return
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 )
 
 // TestIntegrationAdminReset: reset wipes what the lab created and keeps the network and
@@ -25,7 +26,7 @@ func TestIntegrationAdminReset(t *testing.T) {
 	e.createTemplate("reset", amd64, groups, true, ec2types.LaunchTemplateHttpTokensStateRequired)
 	_, err = e.fleet(e.ec2, "reset", "spot", []ec2types.FleetLaunchTemplateOverridesRequest{override("m5.large", subnets[0])}, nil)
 	e.must(err)
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{RequireIMDSv2: true}}}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{{RequireIMDSv2: true}}}))
 	_, err = e.admin.SetFault(e.ctx, fakeec2.Fault{Kind: fakeec2.FaultLeak})
 	e.must(err)
 

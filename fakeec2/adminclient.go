@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
@@ -119,13 +120,13 @@ func (c *AdminClient) CostByTag(ctx context.Context, key string) (CostReport, er
 }
 
 // Policy returns the policy in force.
-func (c *AdminClient) Policy(ctx context.Context) (Policy, error) {
-	var p Policy
+func (c *AdminClient) Policy(ctx context.Context) (authz.Policy, error) {
+	var p authz.Policy
 	return p, c.do(ctx, http.MethodGet, "policy", nil, nil, &p)
 }
 
 // SetPolicy replaces the policy (an empty Policy allows everything).
-func (c *AdminClient) SetPolicy(ctx context.Context, p Policy) error {
+func (c *AdminClient) SetPolicy(ctx context.Context, p authz.Policy) error {
 	return c.do(ctx, http.MethodPut, "policy", nil, p, nil)
 }
 

@@ -14,6 +14,7 @@ import (
 	btypes "github.com/aws/aws-sdk-go-v2/service/budgets/types"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 	labbudgets "github.com/karplab/karplab/fakeec2/budgets"
 )
 
@@ -190,7 +191,7 @@ func TestBudgetsThroughTheRouter(t *testing.T) {
 		calls[1].ErrorCode != "NotFoundException" || calls[2].Action != "DescribeBudgets" {
 		t.Errorf("audit of the Budgets calls: %+v", calls)
 	}
-	e.must(e.srv.SetPolicy(fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{Sid: "no-budgets", Callers: []string{"AKIACOURSELEARNER"},
+	e.must(e.srv.SetPolicy(authz.Policy{Statements: []authz.PolicyStatement{{Sid: "no-budgets", Callers: []string{"AKIACOURSELEARNER"},
 		DenyActions: []string{"budgets:*"}}}}))
 	_, err = bc.DescribeBudgets(e.ctx, &budgets.DescribeBudgetsInput{AccountId: aws.String(labAccount)})
 	if code := errCode(err); code != "AccessDeniedException" {

@@ -23,7 +23,10 @@
 //
 // The account's other services live in their own packages over the same store, clock,
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by
-// router.go; budgetledger.go feeds the budgets' spend from the billing ledger.
+// router.go; budgetledger.go feeds the budgets' spend from the billing ledger. The
+// account-wide records and their pure rules have their own packages too: fakeec2/authz
+// the IAM-like policy (Authorize, the launch checks, the encoded denial message); the
+// root holds the one in force under its lock (policy.go).
 //
 // It knows nothing of Kubernetes: it must not import k8s.io, sigs.k8s.io, cluster or labs.
 package fakeec2

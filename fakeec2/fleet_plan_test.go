@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
@@ -92,7 +93,7 @@ func TestPlanFleet(t *testing.T) {
 	tests := []struct {
 		name    string
 		req     fleetRequest
-		policy  Policy
+		policy  authz.Policy
 		faults  []Fault
 		dryRun  bool
 		want    planView
@@ -138,18 +139,18 @@ func TestPlanFleet(t *testing.T) {
 		{name: "a placement denial is that pool's error",
 			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone},
 				ec2.FleetOverride{InstanceType: "m6i.large", AvailabilityZone: zone}), onDemand: 1},
-			policy: Policy{Statements: []PolicyStatement{{AllowedInstanceFamilies: []string{"m6i"}}}},
+			policy: authz.Policy{Statements: []authz.PolicyStatement{{AllowedInstanceFamilies: []string{"m6i"}}}},
 			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: wire.CodeUnauthorizedOperation},
 				{CapType: "on-demand", InstanceType: "m6i.large", Zone: zone, Price: od("m6i.large"), Tags: map[string]map[string]string{"volume": volTags}}},
 				Launches: []string{"on-demand/m6i.large/" + zone + " x1"}}},
 		{name: "every pool denied denies the request",
 			req:    fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large"}, ec2.FleetOverride{InstanceType: "m6i.large"}), onDemand: 1},
-			policy: Policy{Statements: []PolicyStatement{{AllowedInstanceFamilies: []string{"r6i"}}}},
+			policy: authz.Policy{Statements: []authz.PolicyStatement{{AllowedInstanceFamilies: []string{"r6i"}}}},
 			want: planView{Pools: []planRow{{CapType: "on-demand", InstanceType: "c6i.large", Err: wire.CodeUnauthorizedOperation},
 				{CapType: "on-demand", InstanceType: "m6i.large", Err: wire.CodeUnauthorizedOperation}}, Denied: true}},
 		{name: "a launch policy denies the request at its first pool",
 			req:    fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large"}), onDemand: 1},
-			policy: Policy{Statements: []PolicyStatement{{RequiredTags: []string{"cost-center"}}}},
+			policy: authz.Policy{Statements: []authz.PolicyStatement{{RequiredTags: []string{"cost-center"}}}},
 			want:   planView{Denied: true}},
 		{name: "on-demand and spot are planned apart, request tags over the template's",
 			req: fleetRequest{configs: one(ec2.FleetOverride{InstanceType: "c6i.large", AvailabilityZone: zone}), onDemand: 1, spot: 2,

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
@@ -169,7 +170,7 @@ func (s *Server) planPool(p *fleetPool, d ec2.LaunchData, count int, caller, req
 	}
 	if reason := s.checkPlacement(caller, spec.instanceType, spec.subnet.Zone, p.capType); reason != "" {
 		p.denial = reason
-		p.errCode, p.errMsg = wire.CodeUnauthorizedOperation, wire.Unauthorized(encodeAuthorizationMessage(requestID, reason)).Message
+		p.errCode, p.errMsg = wire.CodeUnauthorizedOperation, wire.Unauthorized(authz.EncodeMessage(requestID, reason)).Message
 		return ""
 	}
 	if f := s.capacityFault(spec.instanceType, spec.subnet.Zone, p.capType); f != nil && !dryRun {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
@@ -312,10 +313,10 @@ func resolveDevices(im *ec2.Image, req []ec2.BlockDeviceSpec) ([]resolvedDevice,
 }
 
 // policyCheck is what the policy sees of a resolved launch.
-func (spec *launchSpec) policyCheck() launchCheck {
-	lc := launchCheck{Count: spec.count, InstanceTags: spec.tags["instance"], HTTPTokens: spec.metadata.HTTPTokens}
+func (spec *launchSpec) policyCheck() authz.Launch {
+	lc := authz.Launch{Count: spec.count, InstanceTags: spec.tags["instance"], HTTPTokens: spec.metadata.HTTPTokens}
 	for _, d := range spec.devices {
-		lc.Volumes = append(lc.Volumes, volumeCheck{Device: d.Device, Encrypted: d.Encrypted})
+		lc.Volumes = append(lc.Volumes, authz.Volume{Device: d.Device, Encrypted: d.Encrypted})
 	}
 	return lc
 }

@@ -3,6 +3,7 @@ package fakeec2
 import (
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -340,7 +341,7 @@ func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) 
 	names := append([]string(nil), s.typeNames...)
 	sort.Strings(names)
 	for _, name := range names {
-		if len(types) > 0 && !contains(types, name) {
+		if len(types) > 0 && !slices.Contains(types, name) {
 			continue
 		}
 		it := s.types[name]

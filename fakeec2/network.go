@@ -2,6 +2,7 @@ package fakeec2
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -289,7 +290,7 @@ func (s *Server) describeAvailabilityZones(c *call) (wire.Response, *wire.Error)
 		zones[z.Name], pos[z.Name] = z, uint64(i+1)
 	}
 	req, err := parseDescribe(c, describeSpec[zoneInfo]{attrs: zoneAttrs, noPaging: true, idParam: "ZoneName", dedupe: true,
-		keep: func(z zoneInfo) bool { return len(zids) == 0 || contains(zids, z.ID) },
+		keep: func(z zoneInfo) bool { return len(zids) == 0 || slices.Contains(zids, z.ID) },
 		seq:  func(z zoneInfo) uint64 { return pos[z.Name] }})
 	if err != nil {
 		return nil, err

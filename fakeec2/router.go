@@ -149,7 +149,7 @@ func (h accountHost) NewID(prefix string) string {
 func (h accountHost) Authorize(caller, action, resource string) string {
 	h.s.mu.RLock()
 	defer h.s.mu.RUnlock()
-	return h.s.policy.authorize(caller, action, resource)
+	return h.s.policy.Authorize(caller, action, resource)
 }
 
 // accountStore writes the services' records into the server's state file.

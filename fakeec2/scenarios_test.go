@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 )
 
 // TestIntegrationTagPropagation: template tags and request TagSpecifications land on the
@@ -248,25 +249,25 @@ func TestIntegrationPolicyDenial(t *testing.T) {
 	ov := []ec2types.FleetLaunchTemplateOverridesRequest{override("m6i.large", subnets[0])}
 	tests := []struct {
 		name     string
-		stmt     fakeec2.PolicyStatement
+		stmt     authz.PolicyStatement
 		template string
 		overs    []ec2types.FleetLaunchTemplateOverridesRequest
 		reason   string
 	}{
-		{"family", fakeec2.PolicyStatement{Sid: "families", AllowedInstanceFamilies: []string{"c6i", "c7i"}}, "strict", ov, "does not allow instance type m6i.large"},
-		{"zone", fakeec2.PolicyStatement{AllowedZones: []string{"eu-west-2b"}}, "strict", ov, "does not allow availability zone eu-west-2a"},
-		{"encryption", fakeec2.PolicyStatement{RequireEncryptedVolumes: true}, "open", ov, "requires encrypted EBS volumes; volume /dev/xvda is not encrypted"},
-		{"imdsv2", fakeec2.PolicyStatement{RequireIMDSv2: true}, "open", ov, "requires MetadataOptions.HttpTokens=required (IMDSv2); request has optional"},
-		{"required tags", fakeec2.PolicyStatement{RequiredTags: []string{"cost-center"}}, "strict", ov, "missing [cost-center]"},
-		{"max instances", fakeec2.PolicyStatement{MaxInstances: 0 + 1}, "strict", ov, "caps the account at 1 instances; 1 are pending or running"},
-		{"capacity type", fakeec2.PolicyStatement{AllowedCapacityTypes: []string{"spot"}}, "strict", ov, "does not allow capacity type on-demand"},
-		{"denied type", fakeec2.PolicyStatement{DeniedInstanceTypes: []string{"m6i.*"}}, "strict", ov, "denies instance type m6i.large"},
+		{"family", authz.PolicyStatement{Sid: "families", AllowedInstanceFamilies: []string{"c6i", "c7i"}}, "strict", ov, "does not allow instance type m6i.large"},
+		{"zone", authz.PolicyStatement{AllowedZones: []string{"eu-west-2b"}}, "strict", ov, "does not allow availability zone eu-west-2a"},
+		{"encryption", authz.PolicyStatement{RequireEncryptedVolumes: true}, "open", ov, "requires encrypted EBS volumes; volume /dev/xvda is not encrypted"},
+		{"imdsv2", authz.PolicyStatement{RequireIMDSv2: true}, "open", ov, "requires MetadataOptions.HttpTokens=required (IMDSv2); request has optional"},
+		{"required tags", authz.PolicyStatement{RequiredTags: []string{"cost-center"}}, "strict", ov, "missing [cost-center]"},
+		{"max instances", authz.PolicyStatement{MaxInstances: 0 + 1}, "strict", ov, "caps the account at 1 instances; 1 are pending or running"},
+		{"capacity type", authz.PolicyStatement{AllowedCapacityTypes: []string{"spot"}}, "strict", ov, "does not allow capacity type on-demand"},
+		{"denied type", authz.PolicyStatement{DeniedInstanceTypes: []string{"m6i.*"}}, "strict", ov, "denies instance type m6i.large"},
 	}
 	// One instance exists so that MaxInstances=1 is already reached.
 	e.launch("c6i.large", amd64, subnets[1], 1, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{tt.stmt}}))
+			e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{tt.stmt}}))
 			before := len(e.describe())
 			_, err := e.fleet(e.ec2, tt.template, "on-demand", tt.overs, nil)
 			if errCode(err) != "UnauthorizedOperation" {
@@ -290,7 +291,7 @@ func TestIntegrationPolicyDenial(t *testing.T) {
 			}
 		})
 	}
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{}))
 	vols, err := e.ec2.DescribeVolumes(e.ctx, &ec2.DescribeVolumesInput{})
 	e.must(err)
 	if len(vols.Volumes) != 1 {
@@ -298,7 +299,7 @@ func TestIntegrationPolicyDenial(t *testing.T) {
 	}
 
 	// Mixed overrides: the forbidden pool is reported, the allowed one launches.
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{AllowedInstanceFamilies: []string{"c6i"}}}}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{{AllowedInstanceFamilies: []string{"c6i"}}}}))
 	out, err := e.fleet(e.ec2, "strict", "on-demand", []ec2types.FleetLaunchTemplateOverridesRequest{
 		override("m5.large", subnets[0]), override("c6i.xlarge", subnets[0])}, nil)
 	e.must(err)
@@ -308,7 +309,7 @@ func TestIntegrationPolicyDenial(t *testing.T) {
 	}
 
 	// Per caller: the statement binds the Karpenter key only; another caller may launch.
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{Callers: []string{karpenterKey}, DenyActions: []string{"RunInstances"}}}}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{{Callers: []string{karpenterKey}, DenyActions: []string{"RunInstances"}}}}))
 	_, err = e.ec2.RunInstances(e.ctx, &ec2.RunInstancesInput{ImageId: aws.String(amd64), InstanceType: "m5.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1)})
 	if errCode(err) != "UnauthorizedOperation" {
 		t.Errorf("denied action: %v", err)
@@ -455,7 +456,7 @@ func TestIntegrationRestart(t *testing.T) {
 	e.must(err)
 	_, err = e.ec2.CreateTags(e.ctx, &ec2.CreateTagsInput{Resources: []string{kept, aws.ToString(subnets[0].SubnetId)}, Tags: []ec2types.Tag{{Key: aws.String("after"), Value: aws.String("yes")}}})
 	e.must(err)
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{RequireEncryptedVolumes: true}}}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{{RequireEncryptedVolumes: true}}}))
 	_, err = e.admin.SetFault(e.ctx, fakeec2.Fault{Kind: fakeec2.FaultInsufficientCapacity, InstanceType: "r5.large"})
 	e.must(err)
 
@@ -499,7 +500,7 @@ func TestIntegrationRestart(t *testing.T) {
 	// A fresh sequential generator hands out used IDs first: they must be skipped.
 	e.opts.IDs = fakeec2.NewSequentialIDs()
 	e.restart()
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{}))
 	id := e.launch("m5.large", amd64, subnets[0], 1, nil)[0]
 	if id == kept || id == gone {
 		t.Errorf("new instance reused ID %s", id)

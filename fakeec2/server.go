@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
@@ -50,7 +51,7 @@ type Options struct {
 	VolumeDelay time.Duration
 	// DefaultPolicy is the policy of a new account and after Reset (nil: allow all), e.g.
 	// KarpenterControllerPolicy for the controller's key.
-	DefaultPolicy *Policy
+	DefaultPolicy *authz.Policy
 	// InterruptionQueue is the SQS queue created at start that EC2's EventBridge events
 	// (state changes, spot interruption warnings, rebalance, scheduled changes) go to:
 	// Karpenter's INTERRUPTION_QUEUE. Empty: no queue, events go nowhere.
@@ -105,7 +106,7 @@ type Server struct {
 	seq       uint64
 	model     ec2.State
 	ledger    map[string]*LedgerEntry
-	policy    Policy
+	policy    authz.Policy
 	faults    []Fault
 	deadlines deadlineHeap
 	throttleN map[string]uint64 // requests seen per throttle fault
@@ -132,7 +133,7 @@ type Server struct {
 	bus      *eventBus
 	// interruptionQueue receives EC2's events (Options.InterruptionQueue).
 	interruptionQueue string
-	defaultPolicy     Policy
+	defaultPolicy     authz.Policy
 	persistMu         sync.RWMutex
 	// skipMu serializes SkipTime: one walk through skipped time at a time.
 	skipMu sync.Mutex
@@ -160,7 +161,7 @@ func New(opts Options) (*Server, error) {
 	s.host = accountHost{s}
 	s.interruptionQueue = opts.InterruptionQueue
 	if opts.DefaultPolicy != nil {
-		s.defaultPolicy = opts.DefaultPolicy.clone()
+		s.defaultPolicy = opts.DefaultPolicy.Clone()
 	}
 	s.k8sVersion = opts.KubernetesVersion
 	if s.k8sVersion == "" {
@@ -247,14 +248,14 @@ func (s *Server) resetMaps(all bool) {
 	s.deadlines = nil
 	s.throttleN = map[string]uint64{}
 	s.faults = nil
-	s.policy = s.defaultPolicy.clone()
+	s.policy = s.defaultPolicy.Clone()
 }
 
 type metaRecord struct {
-	Seq      uint64  `json:"seq"`
-	AuditSeq uint64  `json:"auditSeq"`
-	Policy   Policy  `json:"policy"`
-	Faults   []Fault `json:"faults"`
+	Seq      uint64       `json:"seq"`
+	AuditSeq uint64       `json:"auditSeq"`
+	Policy   authz.Policy `json:"policy"`
+	Faults   []Fault      `json:"faults"`
 	// Offset is the lab clock's lead over the base clock (SkipTime), so that a restarted
 	// daemon keeps lab time.
 	Offset time.Duration `json:"offset,omitempty"`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 )
 
 // These tests replay the request shapes of karpenter-provider-aws v1.15.0's
@@ -302,7 +303,7 @@ func TestProviderPlacementGroups(t *testing.T) {
 			}
 		})
 	}
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{DenyActions: []string{"ec2:DescribePlacementGroups"}}}}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{{DenyActions: []string{"ec2:DescribePlacementGroups"}}}}))
 	if _, err := e.ec2.DescribePlacementGroups(e.ctx, tests[0].in); errCode(err) != "UnauthorizedOperation" {
 		t.Errorf("denied: %v, want UnauthorizedOperation", err)
 	}
@@ -342,7 +343,7 @@ func TestProviderRebootInstances(t *testing.T) {
 	if got := e.describe(running); len(got) != 1 || got[0].State.Name != ec2types.InstanceStateNameRunning {
 		t.Errorf("after reboot: %+v, want running", got)
 	}
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{DenyActions: []string{"ec2:RebootInstances"}}}}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{{DenyActions: []string{"ec2:RebootInstances"}}}}))
 	if _, err := e.ec2.RebootInstances(e.ctx, &ec2.RebootInstancesInput{InstanceIds: []string{running}}); errCode(err) != "UnauthorizedOperation" {
 		t.Errorf("denied: %v, want UnauthorizedOperation", err)
 	}
@@ -357,19 +358,19 @@ func TestProviderNodeClassValidation(t *testing.T) {
 	subnets, groups, amd64, _ := e.discover()
 	tests := []struct {
 		name   string
-		policy fakeec2.Policy
+		policy authz.Policy
 		fault  *fakeec2.Fault
 		want   string // the ValidationSucceeded=False reason; "" for True
 	}{
-		{"allowed", fakeec2.Policy{}, nil, ""},
-		{"capacity fault does not fail a DryRun", fakeec2.Policy{},
+		{"allowed", authz.Policy{}, nil, ""},
+		{"capacity fault does not fail a DryRun", authz.Policy{},
 			&fakeec2.Fault{Kind: fakeec2.FaultInsufficientCapacity, InstanceType: "m5.large"}, ""},
 		{"CreateLaunchTemplate denied", deny("ec2:CreateLaunchTemplate"), nil, "CreateLaunchTemplateAuthCheckFailed"},
 		{"CreateFleet denied", deny("ec2:CreateFleet"), nil, "CreateFleetAuthCheckFailed"},
 		{"RunInstances denied", deny("ec2:RunInstances"), nil, "RunInstancesAuthCheckFailed"},
-		{"instance family not allowed", fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{AllowedInstanceFamilies: []string{"c7g"}}}}, nil,
+		{"instance family not allowed", authz.Policy{Statements: []authz.PolicyStatement{{AllowedInstanceFamilies: []string{"c7g"}}}}, nil,
 			"CreateFleetAuthCheckFailed"},
-		{"required tag missing", fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{RequiredTags: []string{"cost-centre"}}}}, nil,
+		{"required tag missing", authz.Policy{Statements: []authz.PolicyStatement{{RequiredTags: []string{"cost-centre"}}}}, nil,
 			"CreateFleetAuthCheckFailed"},
 	}
 	for i, tt := range tests {
@@ -400,7 +401,7 @@ func TestProviderNodeClassValidation(t *testing.T) {
 		t.Errorf("validation launched %d instances", len(got))
 	}
 	// The fault a DryRun ignored still fires on a real launch.
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{}))
 	e.must(e.admin.ClearFaults(e.ctx, ""))
 	_, err := e.admin.SetFault(e.ctx, fakeec2.Fault{Kind: fakeec2.FaultInsufficientCapacity, InstanceType: "m5.large", Remaining: 1})
 	e.must(err)
@@ -416,8 +417,8 @@ func TestProviderNodeClassValidation(t *testing.T) {
 	}
 }
 
-func deny(actions ...string) fakeec2.Policy {
-	return fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{DenyActions: actions}}}
+func deny(actions ...string) authz.Policy {
+	return authz.Policy{Statements: []authz.PolicyStatement{{DenyActions: actions}}}
 }
 
 // validateNodeClass sends what the validation controller sends and returns the reason it

@@ -20,6 +20,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 )
 
 // karpenterEC2API returns the methods of karpenter-provider-aws's pkg/aws/sdk.go EC2API
@@ -132,7 +133,7 @@ func TestIntegrationDryRun(t *testing.T) {
 		t.Errorf("DryRun created launch templates")
 	}
 	// A DryRun the policy forbids answers UnauthorizedOperation, as on AWS.
-	e.must(e.admin.SetPolicy(e.ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{{AllowedInstanceFamilies: []string{"c6i"}}}}))
+	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{Statements: []authz.PolicyStatement{{AllowedInstanceFamilies: []string{"c6i"}}}}))
 	_, err = e.ec2.RunInstances(e.ctx, &ec2.RunInstancesInput{DryRun: aws.Bool(true), ImageId: aws.String(ami),
 		InstanceType: "m6i.large", MinCount: aws.Int32(1), MaxCount: aws.Int32(1), SecurityGroupIds: groups})
 	if errCode(err) != "UnauthorizedOperation" {

@@ -23,6 +23,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/authz"
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/evidence"
@@ -110,8 +111,8 @@ func requires(nc karpv1.NodeClaim, key, value string) bool {
 // DeniedPolicy is the IAM-like policy the denied-path lab puts in force: the Karpenter
 // controller may launch only c, m and r families in the region's three zones, with
 // encrypted volumes, IMDSv2 and the cost tags; the CI pipeline may not launch at all.
-func DeniedPolicy() fakeec2.Policy {
-	return fakeec2.Policy{Statements: []fakeec2.PolicyStatement{
+func DeniedPolicy() authz.Policy {
+	return authz.Policy{Statements: []authz.PolicyStatement{
 		{
 			Sid:                     "KarpenterControllerLaunchGuardrails",
 			Callers:                 []string{cluster.KarpenterAccessKeyID},
@@ -435,7 +436,7 @@ func checkWithinPolicy(g *Grading) Check {
 		return fail(id, title, "no IAM-like policy is in force: Karpenter may launch anything",
 			"Stage the lab (karplab lab run "+deniedLab+"): it puts the controller's policy in force.")
 	}
-	var st *fakeec2.PolicyStatement
+	var st *authz.PolicyStatement
 	for i := range pol.Statements {
 		s := &pol.Statements[i]
 		if s.AppliesTo(cluster.KarpenterAccessKeyID) && len(s.AllowedInstanceFamilies)+len(s.AllowedInstanceTypes) > 0 {
@@ -482,7 +483,7 @@ func checkWithinPolicy(g *Grading) Check {
 
 // outsidePolicy re-checks a launched instance against the statement, as the emulator would
 // have at launch (types and zones, encrypted volumes, IMDSv2, tags).
-func outsidePolicy(st fakeec2.PolicyStatement, in evidence.InstanceRow) string {
+func outsidePolicy(st authz.PolicyStatement, in evidence.InstanceRow) string {
 	family, _, _ := strings.Cut(in.Type, ".")
 	typeOK := false
 	for _, f := range st.AllowedInstanceFamilies {

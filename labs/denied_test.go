@@ -18,6 +18,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -150,7 +151,7 @@ func TestDeniedPolicyChecks(t *testing.T) {
 	policy := DeniedPolicy()
 	tests := []struct {
 		name       string
-		policy     *fakeec2.Policy
+		policy     *authz.Policy
 		instances  []evidence.InstanceRow
 		launches   []evidence.AuditCall
 		wantDenied bool
@@ -161,7 +162,7 @@ func TestDeniedPolicyChecks(t *testing.T) {
 		{name: "denial created something", policy: &policy, launches: []evidence.AuditCall{denial, leaky}, wantPolicy: true},
 		{name: "gpu instance outside the policy", policy: &policy, instances: []evidence.InstanceRow{good, gpu}, launches: []evidence.AuditCall{denial}, wantDenied: true},
 		{name: "instance launched by the learner", policy: &policy, instances: []evidence.InstanceRow{byLearner}, launches: []evidence.AuditCall{denial}, wantDenied: true},
-		{name: "empty policy", policy: &fakeec2.Policy{}, launches: []evidence.AuditCall{denial}, wantDenied: true},
+		{name: "empty policy", policy: &authz.Policy{}, launches: []evidence.AuditCall{denial}, wantDenied: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

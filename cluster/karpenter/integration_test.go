@@ -26,6 +26,7 @@ import (
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 )
 
 // TestIntegrationSeedScaleUpAndConsolidation is the course's happy path: the seed NodePool
@@ -444,13 +445,13 @@ func TestIntegrationUnauthorized(t *testing.T) {
 	ctx := context.Background()
 	e.applySeed(t)
 	allowed := fakeec2.KarpenterControllerPolicy(karpenterKey)
-	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{allowed, {
+	if err := e.admin.SetPolicy(ctx, authz.Policy{Statements: []authz.PolicyStatement{allowed, {
 		Sid: "karpenter-may-not-launch", Callers: []string{karpenterKey}, DenyActions: []string{"CreateFleet"},
 	}}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{allowed}})
+		_ = e.admin.SetPolicy(ctx, authz.Policy{Statements: []authz.PolicyStatement{allowed}})
 		e.resetCluster(t, "ziba-denied-iam")
 	})
 	since := time.Now()
@@ -480,7 +481,7 @@ func TestIntegrationUnauthorized(t *testing.T) {
 	if live := e.liveInstances(t); len(live) != 0 {
 		t.Errorf("%d instances exist while CreateFleet is denied", len(live))
 	}
-	if err := e.admin.SetPolicy(ctx, fakeec2.Policy{Statements: []fakeec2.PolicyStatement{allowed}}); err != nil {
+	if err := e.admin.SetPolicy(ctx, authz.Policy{Statements: []authz.PolicyStatement{allowed}}); err != nil {
 		t.Fatal(err)
 	}
 	fixed := time.Now()

@@ -21,6 +21,7 @@ import (
 	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
@@ -44,7 +45,7 @@ type Snapshot struct {
 	// EBSSnapshots are the account's own EBS snapshots (nil in snapshots older than them).
 	EBSSnapshots []ec2types.Snapshot `json:"ebsSnapshots,omitempty"`
 	// Policy is the emulator's IAM-like policy in force (nil in snapshots older than it).
-	Policy *fakeec2.Policy `json:"policy,omitempty"`
+	Policy *authz.Policy `json:"policy,omitempty"`
 	// PDBs are the PodDisruptionBudgets as they are now (the recorder keeps no history of them).
 	PDBs []policyv1.PodDisruptionBudget `json:"pdbs,omitempty"`
 	// Images are the EKS-optimized AL2023 AMIs EC2 describes (amazon's), for the AMI graders.

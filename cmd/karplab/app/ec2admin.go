@@ -14,6 +14,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
 )
 
@@ -333,7 +334,7 @@ func ec2PolicyCommand() *cli.Command {
 					if err != nil {
 						return &exitError{code: ExitError, err: err}
 					}
-					var p fakeec2.Policy
+					var p authz.Policy
 					if err := yaml.UnmarshalStrict(data, &p); err != nil {
 						return &exitError{code: ExitError, err: fmt.Errorf("%s: %w", path, err)}
 					}

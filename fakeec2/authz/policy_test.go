@@ -1,4 +1,4 @@
-package fakeec2
+package authz
 
 import (
 	"fmt"
@@ -42,9 +42,9 @@ func TestPolicyAuthorize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reason := tt.policy.authorize(tt.caller, tt.action, tt.resource)
+			reason := tt.policy.Authorize(tt.caller, tt.action, tt.resource)
 			if (reason != "") != tt.denied {
-				t.Errorf("authorize(%s, %s, %s) = %q, want denied=%v", tt.caller, tt.action, tt.resource, reason, tt.denied)
+				t.Errorf("Authorize(%s, %s, %s) = %q, want denied=%v", tt.caller, tt.action, tt.resource, reason, tt.denied)
 			}
 		})
 	}
@@ -55,7 +55,7 @@ func TestPolicyAuthorize(t *testing.T) {
 func TestEncodedAuthorizationMessageIsNoFlag(t *testing.T) {
 	seen := map[string]bool{}
 	for i := range 2000 {
-		msg := encodeAuthorizationMessage(fmt.Sprintf("req-%d", i), "denied")
+		msg := EncodeMessage(fmt.Sprintf("req-%d", i), "denied")
 		if msg[0] == '-' {
 			t.Fatalf("message %q starts with '-'", msg)
 		}
@@ -63,5 +63,49 @@ func TestEncodedAuthorizationMessageIsNoFlag(t *testing.T) {
 			t.Fatalf("message %q encoded twice", msg)
 		}
 		seen[msg] = true
+	}
+}
+
+func TestPolicyCheckPlacement(t *testing.T) {
+	tests := []struct {
+		name                string
+		st                  PolicyStatement
+		typ, zone, capacity string
+		denied              bool
+	}{
+		{name: "family admits", st: PolicyStatement{AllowedInstanceFamilies: []string{"m6i"}}, typ: "m6i.large"},
+		{name: "type glob admits", st: PolicyStatement{AllowedInstanceTypes: []string{"c7g.*"}}, typ: "c7g.xlarge"},
+		{name: "neither list admits", st: PolicyStatement{AllowedInstanceFamilies: []string{"m6i"}, AllowedInstanceTypes: []string{"c7g.*"}},
+			typ: "m6a.large", denied: true},
+		{name: "denied glob", st: PolicyStatement{DeniedInstanceTypes: []string{"*.metal"}}, typ: "m6i.metal", denied: true},
+		{name: "zone outside the list", st: PolicyStatement{AllowedZones: []string{"eu-west-2a"}}, typ: "m6i.large", zone: "eu-west-2b", denied: true},
+		{name: "capacity type outside the list", st: PolicyStatement{AllowedCapacityTypes: []string{"on-demand"}}, typ: "m6i.large",
+			capacity: "spot", denied: true},
+		{name: "another caller's statement", st: PolicyStatement{Callers: []string{"learner"}, DeniedInstanceTypes: []string{"*"}}, typ: "m6i.large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Policy{Statements: []PolicyStatement{tt.st}}
+			reason := p.CheckPlacement("karpenter", tt.typ, tt.zone, tt.capacity)
+			if (reason != "") != tt.denied {
+				t.Errorf("CheckPlacement(%s, %s, %s) = %q, want denied=%v", tt.typ, tt.zone, tt.capacity, reason, tt.denied)
+			}
+		})
+	}
+}
+
+// The live count is taken only when a cap applies: it walks every instance.
+func TestPolicyCheckLaunchCountsOnlyUnderACap(t *testing.T) {
+	counted := 0
+	live := func() int { counted++; return 3 }
+	if reason := (Policy{}).CheckLaunch("karpenter", Launch{Count: 10}, live); reason != "" || counted != 0 {
+		t.Errorf("no cap: reason %q after %d counts, want none and no count", reason, counted)
+	}
+	capped := Policy{Statements: []PolicyStatement{{MaxInstances: 4}}}
+	if reason := capped.CheckLaunch("karpenter", Launch{Count: 1}, live); reason != "" {
+		t.Errorf("3 live + 1 under a cap of 4: %q, want allowed", reason)
+	}
+	if reason := capped.CheckLaunch("karpenter", Launch{Count: 2}, live); reason == "" {
+		t.Error("3 live + 2 under a cap of 4: allowed, want denied")
 	}
 }
