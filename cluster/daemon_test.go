@@ -28,6 +28,7 @@ import (
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // testLab is the one daemon this package's integration tests share, run in-process.
@@ -272,7 +273,7 @@ func TestIntegrationReset(t *testing.T) {
 	if n := running(); n != 0 {
 		t.Errorf("%d instances running after reset", n)
 	}
-	if audit, err := admin.Audit(ctx, fakeec2.AuditQuery{Action: "CreateFleet"}); err != nil || len(audit) != 0 {
+	if audit, err := admin.Audit(ctx, trail.AuditQuery{Action: "CreateFleet"}); err != nil || len(audit) != 0 {
 		t.Errorf("audit trail after reset: %d CreateFleet calls, %v", len(audit), err)
 	}
 	if recs, err := recorder.Read(h.History()); err != nil {

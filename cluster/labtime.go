@@ -20,6 +20,7 @@ import (
 
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // LabTimeSkip is what a skip of lab time did in a running lab: the account's part (cost and
@@ -73,7 +74,7 @@ func (d *daemon) skipTime(ctx context.Context, dur time.Duration) (*LabTimeSkip,
 		return nil, err
 	}
 	// DueBetween reads NodeClaims in lab time, as Karpenter does (karpenter/labview.go).
-	skips := fakeec2.LabSkips(srv.Audit(fakeec2.AuditQuery{Service: "karplab", Action: "SkipTime"}))
+	skips := fakeec2.LabSkips(srv.Audit(trail.AuditQuery{Service: "karplab", Action: "SkipTime"}))
 	if err := karpenter.NodeClaimsInLabTime(claims, skips); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/authz"
 	fakeeks "github.com/karplab/karplab/fakeec2/eks"
 	fakeiam "github.com/karplab/karplab/fakeec2/iam"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 const nodeRole = "KarpenterNodeRole-ziba-production"
@@ -105,16 +106,16 @@ func TestIntegrationAccountServices(t *testing.T) {
 	if n := len(second.InstanceProfile.Roles); n != 0 {
 		t.Errorf("denied AddRoleToInstanceProfile left %d roles in the profile", n)
 	}
-	denied := e.srv.Audit(fakeec2.AuditQuery{Service: "iam", Action: "AddRoleToInstanceProfile", ErrorCode: "AccessDenied"})
+	denied := e.srv.Audit(trail.AuditQuery{Service: "iam", Action: "AddRoleToInstanceProfile", ErrorCode: "AccessDenied"})
 	if len(denied) != 1 || !strings.Contains(denied[0].DenialReason, "iam:PassRole") || denied[0].Caller != karpenterKey {
 		t.Errorf("audit of the denial: %+v", denied)
 	}
 	for _, svc := range []string{"sts", "iam", "eks", "pricing"} {
-		if len(e.srv.Audit(fakeec2.AuditQuery{Service: svc})) == 0 {
+		if len(e.srv.Audit(trail.AuditQuery{Service: svc})) == 0 {
 			t.Errorf("no %s call in the audit trail", svc)
 		}
 	}
-	if n := len(e.srv.Audit(fakeec2.AuditQuery{Service: "ec2"})); n != 0 {
+	if n := len(e.srv.Audit(trail.AuditQuery{Service: "ec2"})); n != 0 {
 		t.Errorf("%d ec2 events in the audit trail, want none: every call here was for another service", n)
 	}
 
@@ -130,7 +131,7 @@ func TestIntegrationAccountServices(t *testing.T) {
 	if aws.ToString(cl.Cluster.Endpoint) != "https://127.0.0.1:6443" || aws.ToString(cl.Cluster.KubernetesNetworkConfig.ServiceIpv4Cidr) != "10.96.0.0/12" {
 		t.Errorf("after restart the cluster is %+v", cl.Cluster)
 	}
-	if n := len(e.srv.Audit(fakeec2.AuditQuery{Service: "iam", ErrorCode: "AccessDenied"})); n != 1 {
+	if n := len(e.srv.Audit(trail.AuditQuery{Service: "iam", ErrorCode: "AccessDenied"})); n != 1 {
 		t.Errorf("after restart %d IAM denials in the audit trail, want 1", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // adminPrefix is where the admin API lives: JSON over HTTP, not part of the EC2 API.
@@ -145,7 +146,7 @@ func (s *Server) serveAdminHealth(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) serveAdminAudit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	aq := AuditQuery{Service: q.Get("service"), Action: q.Get("action"), Caller: q.Get("caller"), ResourceID: q.Get("resourceId"),
+	aq := trail.AuditQuery{Service: q.Get("service"), Action: q.Get("action"), Caller: q.Get("caller"), ResourceID: q.Get("resourceId"),
 		ErrorCode: q.Get("errorCode"), MutatingOnly: q.Get("mutating") == "true"}
 	var err error
 	if aq.Since, err = parseAdminTime(q.Get("since")); err != nil {
@@ -164,7 +165,7 @@ func (s *Server) serveAdminAudit(w http.ResponseWriter, r *http.Request) {
 	}
 	events := s.Audit(aq)
 	if events == nil {
-		events = []AuditEvent{}
+		events = []trail.AuditEvent{}
 	}
 	writeJSON(w, http.StatusOK, events)
 }

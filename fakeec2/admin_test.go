@@ -11,6 +11,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestIntegrationAdminReset: reset wipes what the lab created and keeps the network and
@@ -44,7 +45,7 @@ func TestIntegrationAdminReset(t *testing.T) {
 		e.must(err)
 		bill, err := e.admin.Billing(e.ctx)
 		e.must(err)
-		mut, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{MutatingOnly: true})
+		mut, err := e.admin.Audit(e.ctx, trail.AuditQuery{MutatingOnly: true})
 		e.must(err)
 		faults, err := e.admin.Faults(e.ctx)
 		e.must(err)
@@ -86,16 +87,16 @@ func TestIntegrationAuditQuery(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		q    fakeec2.AuditQuery
+		q    trail.AuditQuery
 		want []string // action:caller
 	}{
-		{"since", fakeec2.AuditQuery{Since: since, MutatingOnly: true}, []string{"RunInstances:AKIAOTHER", "TerminateInstances:" + karpenterKey}},
-		{"caller", fakeec2.AuditQuery{Caller: "AKIAOTHER"}, []string{"RunInstances:AKIAOTHER"}},
-		{"resource", fakeec2.AuditQuery{ResourceID: first}, []string{"RunInstances:" + karpenterKey}},
-		{"resource created by other", fakeec2.AuditQuery{ResourceID: second}, []string{"RunInstances:AKIAOTHER"}},
-		{"error code", fakeec2.AuditQuery{ErrorCode: "InvalidInstanceID.NotFound"}, []string{"TerminateInstances:" + karpenterKey}},
-		{"until", fakeec2.AuditQuery{Until: since.Add(-time.Second), Action: "RunInstances"}, []string{"RunInstances:" + karpenterKey}},
-		{"limit keeps the newest", fakeec2.AuditQuery{Action: "RunInstances", Limit: 1}, []string{"RunInstances:AKIAOTHER"}},
+		{"since", trail.AuditQuery{Since: since, MutatingOnly: true}, []string{"RunInstances:AKIAOTHER", "TerminateInstances:" + karpenterKey}},
+		{"caller", trail.AuditQuery{Caller: "AKIAOTHER"}, []string{"RunInstances:AKIAOTHER"}},
+		{"resource", trail.AuditQuery{ResourceID: first}, []string{"RunInstances:" + karpenterKey}},
+		{"resource created by other", trail.AuditQuery{ResourceID: second}, []string{"RunInstances:AKIAOTHER"}},
+		{"error code", trail.AuditQuery{ErrorCode: "InvalidInstanceID.NotFound"}, []string{"TerminateInstances:" + karpenterKey}},
+		{"until", trail.AuditQuery{Until: since.Add(-time.Second), Action: "RunInstances"}, []string{"RunInstances:" + karpenterKey}},
+		{"limit keeps the newest", trail.AuditQuery{Action: "RunInstances", Limit: 1}, []string{"RunInstances:AKIAOTHER"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,7 +111,7 @@ func TestIntegrationAuditQuery(t *testing.T) {
 			}
 		})
 	}
-	ev, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{ResourceID: second})
+	ev, err := e.admin.Audit(e.ctx, trail.AuditQuery{ResourceID: second})
 	e.must(err)
 	if p := ev[0].Parameters; p["InstanceType"] != "m5.large" || p["MinCount"] != "1" || ev[0].RequestID == "" || !ev[0].Time.Equal(since) {
 		t.Errorf("recorded event %+v", ev[0])

@@ -14,6 +14,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // AdminClient is a typed client of the admin API (/_karplab/ on the emulator's endpoint).
@@ -79,7 +80,7 @@ func (c *AdminClient) Health(ctx context.Context) (Health, error) {
 }
 
 // Audit returns the audit events matching q, oldest first.
-func (c *AdminClient) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, error) {
+func (c *AdminClient) Audit(ctx context.Context, q trail.AuditQuery) ([]trail.AuditEvent, error) {
 	v := url.Values{}
 	set := func(k, val string) {
 		if val != "" {
@@ -103,7 +104,7 @@ func (c *AdminClient) Audit(ctx context.Context, q AuditQuery) ([]AuditEvent, er
 	if q.Limit > 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var out []AuditEvent
+	var out []trail.AuditEvent
 	return out, c.do(ctx, http.MethodGet, "audit", v, nil, &out)
 }
 
@@ -169,8 +170,8 @@ func (c *AdminClient) DecodeAuthorizationMessage(ctx context.Context, message st
 // InterruptSpot warns and, warning later, reclaims spot instances as EC2 does (see
 // Server.InterruptSpot); it returns the BidEvictedEvent audit events of reclaims done at
 // once (warning 0).
-func (c *AdminClient) InterruptSpot(ctx context.Context, warning time.Duration, instanceIDs ...string) ([]AuditEvent, error) {
-	var out []AuditEvent
+func (c *AdminClient) InterruptSpot(ctx context.Context, warning time.Duration, instanceIDs ...string) ([]trail.AuditEvent, error) {
+	var out []trail.AuditEvent
 	secs := int(warning / time.Second)
 	return out, c.do(ctx, http.MethodPost, "interrupt", nil, InterruptRequest{InstanceIDs: instanceIDs, WarningSeconds: &secs}, &out)
 }
@@ -182,8 +183,8 @@ func (c *AdminClient) AppendConsoleOutput(ctx context.Context, instanceID, text 
 }
 
 // RaiseEvent makes EC2 raise kind's event for the instances (see Server.RaiseEvent).
-func (c *AdminClient) RaiseEvent(ctx context.Context, kind EventKind, instanceIDs ...string) ([]AuditEvent, error) {
-	var out []AuditEvent
+func (c *AdminClient) RaiseEvent(ctx context.Context, kind EventKind, instanceIDs ...string) ([]trail.AuditEvent, error) {
+	var out []trail.AuditEvent
 	return out, c.do(ctx, http.MethodPost, "events", nil, EventRequest{Kind: kind, InstanceIDs: instanceIDs}, &out)
 }
 

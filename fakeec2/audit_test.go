@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 func TestAuditBoundKeepsMutations(t *testing.T) {
@@ -14,17 +15,17 @@ func TestAuditBoundKeepsMutations(t *testing.T) {
 	defer s.Close()
 	total := maxReadOnlyAudit + maxReadOnlyAudit/10 + 1
 	for i := 0; i < total; i++ {
-		e := &AuditEvent{Action: "DescribeInstances", ReadOnly: true}
+		e := &trail.AuditEvent{Action: "DescribeInstances", ReadOnly: true}
 		switch {
 		case i%1000 == 0:
-			e = &AuditEvent{Action: "RunInstances", Created: []string{"i-1"}}
+			e = &trail.AuditEvent{Action: "RunInstances", Created: []string{"i-1"}}
 		case i%1000 == 1:
 			e.ErrorCode = wire.CodeRequestLimitExceeded
 		}
 		s.recordAudit(e)
 	}
 	var reads, kept, failed int
-	for _, e := range s.Audit(AuditQuery{}) {
+	for _, e := range s.Audit(trail.AuditQuery{}) {
 		switch {
 		case e.Action == "RunInstances":
 			kept++
@@ -41,7 +42,7 @@ func TestAuditBoundKeepsMutations(t *testing.T) {
 	if reads > maxReadOnlyAudit+maxReadOnlyAudit/10 || reads < maxReadOnlyAudit-1 {
 		t.Errorf("%d read events kept, want about %d", reads, maxReadOnlyAudit)
 	}
-	if last := s.Audit(AuditQuery{Limit: 1}); last[0].Seq != uint64(total) {
+	if last := s.Audit(trail.AuditQuery{Limit: 1}); last[0].Seq != uint64(total) {
 		t.Errorf("newest event has seq %d, want %d", last[0].Seq, total)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/events"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // What AWS itself does to an account, outside any caller's API request: reclaiming spot
@@ -35,7 +36,7 @@ const (
 // ec2.amazonaws.com per instance. An instance that is
 // unknown, not spot, or not pending or running is an error, and then nothing changes.
 // The returned events are the reclaims done at once (none when a warning is given).
-func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEvent, error) {
+func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]trail.AuditEvent, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("no instance to interrupt")
 	}
@@ -60,7 +61,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 		}
 	}
 	var waits []<-chan error
-	var reclaimed []*AuditEvent
+	var reclaimed []*trail.AuditEvent
 	for _, id := range ids {
 		in := s.model.Instances[id]
 		s.deliverEvent(events.SpotInterruptionWarning(s.account, s.region, id, now, "terminate"))
@@ -68,7 +69,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 			in.ReclaimAt = now.Add(warning)
 			s.save(bucketInstances, in.ID, in)
 			s.scheduleDeadline(in)
-			waits = append(waits, s.recordAudit(&AuditEvent{
+			waits = append(waits, s.recordAudit(&trail.AuditEvent{
 				Service: "ec2", Time: now, Action: ActionSpotWarning, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
 				Parameters: map[string]string{"InstanceId.1": in.ID, "InstanceAction": "terminate", "ReclaimAt": in.ReclaimAt.UTC().Format(time.RFC3339Nano)},
 			}))
@@ -89,7 +90,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 	if err != nil {
 		return nil, fmt.Errorf("persisting the interruption: %w", err)
 	}
-	out := make([]AuditEvent, 0, len(reclaimed))
+	out := make([]trail.AuditEvent, 0, len(reclaimed))
 	for _, e := range reclaimed {
 		out = append(out, *e)
 	}
@@ -99,7 +100,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]AuditEven
 // reclaimSpotLocked takes a spot instance back now: shutting-down with the spot
 // termination reason, its billing stopped, a BidEvictedEvent in the audit trail (the
 // channel reports when it is on disk). Callers hold s.mu.
-func (s *Server) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*AuditEvent, <-chan error) {
+func (s *Server) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*trail.AuditEvent, <-chan error) {
 	in.State = ec2.StateShuttingDown
 	in.ReclaimAt = time.Time{}
 	in.TerminateRequestedAt = now
@@ -111,7 +112,7 @@ func (s *Server) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*AuditEvent
 	s.save(bucketInstances, in.ID, in)
 	s.scheduleDeadline(in)
 	s.noteStateChange(in, ec2.StateShuttingDown, now)
-	ev := &AuditEvent{
+	ev := &trail.AuditEvent{
 		Service: "ec2", Time: now, Action: ActionBidEvicted, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
 		Parameters: map[string]string{"InstanceId.1": in.ID, "SpotInstanceRequestId": in.SpotRequestID},
 		Terminated: []string{in.ID},

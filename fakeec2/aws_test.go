@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestIntegrationSpotInterruption: EC2 reclaims a spot instance; DescribeInstances, volumes,
@@ -83,7 +84,7 @@ func TestIntegrationSpotInterruption(t *testing.T) {
 			t.Errorf("billing of the reclaimed instance stopped at %v, want %v", le.Stopped, interruptedAt)
 		}
 	}
-	audit, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Action: fakeec2.ActionBidEvicted})
+	audit, err := e.admin.Audit(e.ctx, trail.AuditQuery{Action: fakeec2.ActionBidEvicted})
 	e.must(err)
 	if len(audit) != 1 || audit[0].Caller != fakeec2.AWSServiceCaller || audit[0].Parameters["InstanceId.1"] != spot {
 		t.Errorf("audit trail: %+v", audit)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	fakeeks "github.com/karplab/karplab/fakeec2/eks"
+	"github.com/karplab/karplab/fakeec2/trail"
 
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
@@ -111,7 +112,7 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 		})
 	}
 	for _, svc := range []string{"sts", "iam", "eks", "pricing", "ssm", "sqs"} {
-		if n := len(e.srv.Audit(fakeec2.AuditQuery{Service: svc, Caller: "AKIACOURSELEARNER"})); n == 0 {
+		if n := len(e.srv.Audit(trail.AuditQuery{Service: svc, Caller: "AKIACOURSELEARNER"})); n == 0 {
 			t.Errorf("no %s call by the CLI in the audit trail", svc)
 		}
 	}

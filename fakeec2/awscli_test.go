@@ -14,7 +14,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestIntegrationAWSCLI drives the emulator with the real aws CLI (Debian's awscli; CI
@@ -88,7 +88,7 @@ func TestIntegrationAWSCLI(t *testing.T) {
 	if _, stderr, err = run("ec2", "terminate-instances", "--instance-ids", ri.Instances[0].InstanceId); err != nil {
 		t.Fatalf("aws ec2 terminate-instances: %v\n%s", err, stderr)
 	}
-	events, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Caller: "AKIACOURSELEARNER", MutatingOnly: true})
+	events, err := e.admin.Audit(e.ctx, trail.AuditQuery{Caller: "AKIACOURSELEARNER", MutatingOnly: true})
 	e.must(err)
 	if len(events) != 2 || events[0].Action != "RunInstances" || events[1].Action != "TerminateInstances" {
 		t.Errorf("audit of the CLI's calls: %+v", events)

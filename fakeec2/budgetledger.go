@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // AWS Budgets meets the billing ledger here: a budget's spend is the ledger's, and the
@@ -154,7 +155,7 @@ func earlier(a, b time.Time) time.Time {
 // the spend at that moment.
 func (s *Server) recordBudgetAlert(a budgets.Alert) {
 	usd := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	ev := &AuditEvent{Service: "budgets", Time: a.Time, Action: budgets.ActionAlert, Caller: budgets.Caller,
+	ev := &trail.AuditEvent{Service: "budgets", Time: a.Time, Action: budgets.ActionAlert, Caller: budgets.Caller,
 		RequestID: s.ids.NewID(""), Parameters: map[string]string{
 			"budgetName": a.Budget, "notificationType": a.NotificationType, "comparisonOperator": a.ComparisonOperator,
 			"threshold": usd(a.Threshold), "thresholdType": a.ThresholdType, "thresholdUSD": usd(a.ThresholdUSD),

@@ -16,6 +16,7 @@ import (
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
 	labbudgets "github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 const labAccount = "123456789012"
@@ -88,9 +89,9 @@ func TestBudgetAlertsOnRunawayDemand(t *testing.T) {
 	}
 
 	e.launch("m6i.large", amd64, subnets[0], 4, pool) // the runaway autoscaler
-	var fired []fakeec2.AuditEvent
+	var fired []trail.AuditEvent
 	for deadline := time.Now().Add(5 * time.Second); len(fired) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		fired, err = e.admin.Audit(e.ctx, fakeec2.AuditQuery{Service: "budgets", Action: labbudgets.ActionAlert})
+		fired, err = e.admin.Audit(e.ctx, trail.AuditQuery{Service: "budgets", Action: labbudgets.ActionAlert})
 		e.must(err)
 	}
 	if len(fired) != 1 || fired[0].Parameters["notificationType"] != "FORECASTED" || !fired[0].Time.Equal(t0.Add(time.Minute)) {
@@ -134,7 +135,7 @@ func TestBudgetAlertsOnRunawayDemand(t *testing.T) {
 	if fc.ActualUSD >= 1 || fc.ForecastUSD <= 5 || ac.ActualUSD <= 4 || ac.ActualUSD > 4+ac.USDPerHour/2 || ac.ActualUSD >= 5 {
 		t.Errorf("alerts' spend: forecasted at actual %g / forecast %g, actual at %g (%g $/h)", fc.ActualUSD, fc.ForecastUSD, ac.ActualUSD, ac.USDPerHour)
 	}
-	events, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Service: "budgets", Action: labbudgets.ActionAlert})
+	events, err := e.admin.Audit(e.ctx, trail.AuditQuery{Service: "budgets", Action: labbudgets.ActionAlert})
 	e.must(err)
 	if len(events) != 2 || events[1].Caller != labbudgets.Caller || events[1].Parameters["budgetName"] != name ||
 		events[1].Parameters["notificationType"] != "ACTUAL" || events[1].Parameters["thresholdUSD"] != "4" ||
@@ -185,7 +186,7 @@ func TestBudgetsThroughTheRouter(t *testing.T) {
 	if err := e.admin.DeleteBudget(e.ctx, "lab"); err == nil {
 		t.Error("DeleteBudget twice: no error")
 	}
-	calls, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Service: "budgets"})
+	calls, err := e.admin.Audit(e.ctx, trail.AuditQuery{Service: "budgets"})
 	e.must(err)
 	if len(calls) != 3 || calls[0].ErrorCode != "AccessDeniedException" || calls[0].Caller != "AKIACOURSELEARNER" ||
 		calls[1].ErrorCode != "NotFoundException" || calls[2].Action != "DescribeBudgets" {

@@ -11,6 +11,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestIntegrationConcurrentClients launches, tags, describes and terminates from many
@@ -117,7 +118,7 @@ func TestIntegrationStockHTTPClientRetries(t *testing.T) {
 	if got := len(e.describe()); got != n {
 		t.Errorf("%d instances after %d RunInstances calls", got, n)
 	}
-	replays, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Action: "RunInstances"})
+	replays, err := e.admin.Audit(e.ctx, trail.AuditQuery{Action: "RunInstances"})
 	e.must(err)
 	r := 0
 	for _, ev := range replays {

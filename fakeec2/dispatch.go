@@ -8,6 +8,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // call is one EC2 request on its way through a handler.
@@ -18,7 +19,7 @@ type call struct {
 	q         *wire.Query
 	now       time.Time
 	dryRun    bool
-	event     *AuditEvent
+	event     *trail.AuditEvent
 	wait      <-chan error // the handler's writes reach disk when this yields
 	idemKey   string       // set for a mutating call with a ClientToken
 	replay    []byte       // the stored answer when this call repeats a ClientToken
@@ -197,7 +198,7 @@ func (s *Server) handle(r *http.Request, c *call) (wire.Response, *wire.Error) {
 	if !ok {
 		return nil, wire.BadRequest(wire.CodeInvalidAction, "The action %s is not valid for this web service.", c.action)
 	}
-	c.event = &AuditEvent{
+	c.event = &trail.AuditEvent{
 		Service: "ec2", Time: c.now, Action: c.action, Caller: c.caller, RequestID: c.requestID,
 		SourceIP: r.RemoteAddr, UserAgent: r.UserAgent(), Parameters: q.Flatten(), ReadOnly: !spec.mutating,
 	}

@@ -25,8 +25,9 @@
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by
 // router.go; budgetledger.go feeds the budgets' spend from the billing ledger. The
 // account-wide records and their pure rules have their own packages too: fakeec2/authz
-// the IAM-like policy (Authorize, the launch checks, the encoded denial message); the
-// root holds the one in force under its lock (policy.go).
+// the IAM-like policy (Authorize, the launch checks, the encoded denial message) and
+// fakeec2/trail the audit trail's events and queries; the root holds the policy in force
+// and the trail under its locks and persists them (policy.go, audit.go).
 //
 // It knows nothing of Kubernetes: it must not import k8s.io, sigs.k8s.io, cluster or labs.
 package fakeec2

@@ -7,6 +7,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/events"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // EventBridge, as far as the lab needs it: EC2's events (state changes, spot interruption
@@ -98,7 +99,7 @@ const (
 // on its own: the document reaches the interruption queue and the audit trail records it
 // as the service's. Nothing else changes: a rebalance recommendation or a scheduled
 // retirement is advice, and acting on it is Karpenter's job.
-func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]AuditEvent, error) {
+func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]trail.AuditEvent, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("no instance to raise %s for", kind)
 	}
@@ -141,10 +142,10 @@ func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]AuditEvent, error) 
 		s.deliverEvent(d)
 	}
 	s.mu.Unlock()
-	ev := &AuditEvent{Service: "ec2", Time: now, Action: action, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
+	ev := &trail.AuditEvent{Service: "ec2", Time: now, Action: action, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
 		Parameters: map[string]string{"InstanceIds": fmt.Sprint(ids)}}
 	if err := <-s.recordAudit(ev); err != nil {
 		return nil, fmt.Errorf("recording the event: %w", err)
 	}
-	return []AuditEvent{*ev}, nil
+	return []trail.AuditEvent{*ev}, nil
 }

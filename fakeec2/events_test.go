@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 const interruptionQueue = "ziba-production"
@@ -91,7 +92,7 @@ func TestIntegrationInterruptionQueue(t *testing.T) {
 	if warn.Source != "aws.ec2" || warn.DetailType != "EC2 Spot Instance Interruption Warning" || warn.Detail.InstanceID != spot {
 		t.Errorf("warning %+v", warn)
 	}
-	if w := e.srv.Audit(fakeec2.AuditQuery{Action: fakeec2.ActionSpotWarning}); len(w) != 1 || w[0].Parameters["InstanceId.1"] != spot ||
+	if w := e.srv.Audit(trail.AuditQuery{Action: fakeec2.ActionSpotWarning}); len(w) != 1 || w[0].Parameters["InstanceId.1"] != spot ||
 		w[0].Parameters["ReclaimAt"] != w[0].Time.Add(2*time.Minute).UTC().Format(time.RFC3339Nano) {
 		t.Errorf("audit trail of the warning %+v, want one record naming %s and its reclaim two minutes on", w, spot)
 	}
@@ -107,7 +108,7 @@ func TestIntegrationInterruptionQueue(t *testing.T) {
 	if d := receiveEvents(t, q, url, 1)[0]; d.Detail.State != "shutting-down" || d.Detail.InstanceID != spot {
 		t.Errorf("reclaim event %+v", d)
 	}
-	if n := len(e.srv.Audit(fakeec2.AuditQuery{Action: fakeec2.ActionBidEvicted})); n != 1 {
+	if n := len(e.srv.Audit(trail.AuditQuery{Action: fakeec2.ActionBidEvicted})); n != 1 {
 		t.Errorf("%d BidEvictedEvent records, want 1", n)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // Lab time: the account's clock may run ahead of the base clock, so that a learner can
@@ -144,7 +145,7 @@ func (s *Server) costBetween(from, to time.Time) (float64, map[string]float64) {
 // recordSkip writes the skip into the audit trail, dated when it was asked for: the
 // alerts of the skipped span follow it.
 func (s *Server) recordSkip(from, to time.Time, d time.Duration) {
-	ev := &AuditEvent{Service: "karplab", Time: from, Action: "SkipTime", Caller: "karplab", RequestID: s.ids.NewID(""),
+	ev := &trail.AuditEvent{Service: "karplab", Time: from, Action: "SkipTime", Caller: "karplab", RequestID: s.ids.NewID(""),
 		Parameters: map[string]string{"from": from.Format(time.RFC3339Nano), "to": to.Format(time.RFC3339Nano),
 			"duration": d.String(), "seconds": strconv.FormatInt(int64(d/time.Second), 10)}}
 	if err := <-s.recordAudit(ev); err != nil {
@@ -161,7 +162,7 @@ type LabSkip struct {
 
 // LabSkips reads the skips from the audit trail (karplab's SkipTime events, which a reset
 // clears with the clock), oldest first: what puts a wall-clock time into lab time.
-func LabSkips(audit []AuditEvent) []LabSkip {
+func LabSkips(audit []trail.AuditEvent) []LabSkip {
 	var out []LabSkip
 	var lead time.Duration
 	for _, ev := range audit {

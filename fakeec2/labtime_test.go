@@ -13,6 +13,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	labbudgets "github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestSkipTimeFiresBudgetsOnTheWay skips 10h of lab time over a launched node whose burn
@@ -59,9 +60,9 @@ func TestSkipTimeFiresBudgetsOnTheWay(t *testing.T) {
 	if crossing := t0.Add(time.Duration(0.8 * limit / rate * float64(time.Hour))); a.Time.Sub(crossing) > time.Minute || a.Time.Before(crossing) {
 		t.Errorf("alert at %s, want the first minute after the crossing at %s", a.Time, crossing)
 	}
-	fired, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Service: "budgets", Action: labbudgets.ActionAlert})
+	fired, err := e.admin.Audit(e.ctx, trail.AuditQuery{Service: "budgets", Action: labbudgets.ActionAlert})
 	e.must(err)
-	skips, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Service: "karplab", Action: "SkipTime"})
+	skips, err := e.admin.Audit(e.ctx, trail.AuditQuery{Service: "karplab", Action: "SkipTime"})
 	e.must(err)
 	if len(fired) != 1 || !fired[0].Time.Equal(a.Time) || len(skips) != 1 || skips[0].Parameters["duration"] != "10h0m0s" {
 		t.Errorf("audit: alerts %+v, skips %+v; want one of each", fired, skips)

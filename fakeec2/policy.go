@@ -4,6 +4,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // The policy's rules live in fakeec2/authz; here the Server applies the one in force,
@@ -53,12 +54,7 @@ func (s *Server) deny(c *call, reason string) *wire.Error {
 func (s *Server) DecodeAuthorizationMessage(encoded string) (string, bool) {
 	s.auditMu.RLock()
 	defer s.auditMu.RUnlock()
-	for i := len(s.audit) - 1; i >= 0; i-- {
-		if e := s.audit[i]; e.EncodedMessage == encoded {
-			return e.DenialReason, true
-		}
-	}
-	return "", false
+	return trail.DenialReason(s.audit, encoded)
 }
 
 // Policy returns the policy in force.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // ServeHTTP answers every AWS service of the lab's account on one endpoint, routed as
@@ -98,7 +99,7 @@ func (s *Server) serveService(svc account.Service, w http.ResponseWriter, r *htt
 		return
 	}
 	resp := svc.Serve(c)
-	ev := &AuditEvent{
+	ev := &trail.AuditEvent{
 		Service: c.Service, Time: c.Now, Action: c.Action, Caller: c.Caller, RequestID: c.RequestID,
 		SourceIP: r.RemoteAddr, UserAgent: r.UserAgent(), Parameters: c.Params, ReadOnly: c.ReadOnly,
 		Created: c.Created, Terminated: c.Deleted, DenialReason: c.DenialReason,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestIntegrationTagPropagation: template tags and request TagSpecifications land on the
@@ -279,7 +280,7 @@ func TestIntegrationPolicyDenial(t *testing.T) {
 			if after := len(e.describe()); after != before {
 				t.Errorf("denied call created instances: %d -> %d", before, after)
 			}
-			ev, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Action: "CreateFleet", ErrorCode: "UnauthorizedOperation", Limit: 1})
+			ev, err := e.admin.Audit(e.ctx, trail.AuditQuery{Action: "CreateFleet", ErrorCode: "UnauthorizedOperation", Limit: 1})
 			e.must(err)
 			if len(ev) != 1 || !strings.Contains(ev[0].DenialReason, tt.reason) || len(ev[0].Created) != 0 || ev[0].Caller != karpenterKey {
 				t.Fatalf("audit %+v, want reason containing %q", ev, tt.reason)
@@ -381,7 +382,7 @@ func TestIntegrationFaults(t *testing.T) {
 				t.Errorf("leaked instance not billed on: %+v", le)
 			}
 		}
-		ev, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Action: "TerminateInstances", ResourceID: id})
+		ev, err := e.admin.Audit(e.ctx, trail.AuditQuery{Action: "TerminateInstances", ResourceID: id})
 		e.must(err)
 		if len(ev) != 1 || len(ev[0].Faults) != 1 || !strings.HasPrefix(ev[0].Faults[0], leak.ID) {
 			t.Errorf("audit of the leak: %+v", ev)
@@ -477,7 +478,7 @@ func TestIntegrationRestart(t *testing.T) {
 		e.must(err)
 		faults, err := e.admin.Faults(e.ctx)
 		e.must(err)
-		audit, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{MutatingOnly: true})
+		audit, err := e.admin.Audit(e.ctx, trail.AuditQuery{MutatingOnly: true})
 		e.must(err)
 		return map[string]any{"instances": insts.Reservations, "volumes": vols.Volumes, "enis": enis.NetworkInterfaces,
 			"templates": lts.LaunchTemplateVersions, "subnets": sn.Subnets, "billing": bill, "policy": pol, "faults": faults,
@@ -529,7 +530,7 @@ func TestIntegrationClientTokenIdempotency(t *testing.T) {
 	if n := len(e.describe()); n != 1 {
 		t.Errorf("%d instances after a replayed CreateFleet, want 1", n)
 	}
-	ev, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Action: "CreateFleet"})
+	ev, err := e.admin.Audit(e.ctx, trail.AuditQuery{Action: "CreateFleet"})
 	e.must(err)
 	if len(ev) != 2 || ev[0].Replay || !ev[1].Replay || len(ev[1].Created) != 0 {
 		t.Errorf("audit of the replay: %+v", ev)

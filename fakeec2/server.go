@@ -18,6 +18,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // Defaults of Options.
@@ -117,7 +118,7 @@ type Server struct {
 	idemSeq   uint64
 
 	auditMu    sync.RWMutex
-	audit      []*AuditEvent
+	audit      []*trail.AuditEvent
 	auditSeq   uint64
 	auditReads int // disposable events in audit
 
@@ -291,18 +292,18 @@ func (s *Server) load() (seeded bool, err error) {
 		loadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.model.Fleets[r.ID] = r }),
 		loadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.model.Snapshots[r.ID] = r }),
 		loadJSON(p, bucketLedger, func(r *LedgerEntry) { s.ledger[r.ResourceID] = r }),
-		loadJSON(p, bucketAudit, func(r *AuditEvent) { s.audit = append(s.audit, r) }),
+		loadJSON(p, bucketAudit, func(r *trail.AuditEvent) { s.audit = append(s.audit, r) }),
 		s.loadIdempotency(),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return false, err
 	}
-	ec2.BySeq(s.audit, func(e *AuditEvent) uint64 { return e.Seq })
+	ec2.BySeq(s.audit, func(e *trail.AuditEvent) uint64 { return e.Seq })
 	for _, e := range s.audit {
 		if e.Seq > s.auditSeq {
 			s.auditSeq = e.Seq
 		}
-		if disposable(e) {
+		if e.Disposable() {
 			s.auditReads++
 		}
 	}

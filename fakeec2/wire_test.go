@@ -21,6 +21,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // karpenterEC2API returns the methods of karpenter-provider-aws's pkg/aws/sdk.go EC2API
@@ -212,7 +213,7 @@ func TestIntegrationMalformedInput(t *testing.T) {
 		})
 	}
 	// The unknown action is audited like any call.
-	events, err := e.admin.Audit(e.ctx, fakeec2.AuditQuery{Caller: "AKIARAWCLIENT", ErrorCode: "MissingParameter"})
+	events, err := e.admin.Audit(e.ctx, trail.AuditQuery{Caller: "AKIARAWCLIENT", ErrorCode: "MissingParameter"})
 	e.must(err)
 	if len(events) == 0 {
 		t.Errorf("no audit events for the raw client's MissingParameter calls")

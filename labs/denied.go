@@ -24,8 +24,8 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/trail"
 
-	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -326,7 +326,7 @@ func (p *pursuit) readLaunches(g *Grading, fp forbiddenPod, claims map[string]bo
 }
 
 // resultOf summarises an audit event's outcome.
-func resultOf(e fakeec2.AuditEvent) string {
+func resultOf(e trail.AuditEvent) string {
 	if e.ErrorCode != "" {
 		return e.ErrorCode
 	}

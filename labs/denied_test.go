@@ -17,8 +17,8 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
-	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/trail"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -38,7 +38,7 @@ func TestIntegrationDeniedPathExerciseFails(t *testing.T) {
 	}
 	// The untouched exercise applies; Karpenter tries and the controller's policy refuses it.
 	err := waitFor(t.Context(), out, time.Minute, "Karpenter's denied CreateFleet", func(ctx context.Context) (bool, string, error) {
-		denied, err := e.Admin.Audit(ctx, fakeec2.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID, ErrorCode: "UnauthorizedOperation"})
+		denied, err := e.Admin.Audit(ctx, trail.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID, ErrorCode: "UnauthorizedOperation"})
 		return len(denied) > 0, "", err
 	})
 	if err != nil {
@@ -211,7 +211,7 @@ func TestIntegrationNoPassRoleNoInstanceProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = waitFor(ctx, out, time.Minute, "AddRoleToInstanceProfile denied", func(ctx context.Context) (bool, string, error) {
-		denied, err := e.Admin.Audit(ctx, fakeec2.AuditQuery{Service: "iam", Action: "AddRoleToInstanceProfile", Caller: cluster.KarpenterAccessKeyID})
+		denied, err := e.Admin.Audit(ctx, trail.AuditQuery{Service: "iam", Action: "AddRoleToInstanceProfile", Caller: cluster.KarpenterAccessKeyID})
 		for _, d := range denied {
 			if d.ErrorCode == "AccessDenied" {
 				return true, "", err
@@ -238,12 +238,12 @@ func TestIntegrationNoPassRoleNoInstanceProfile(t *testing.T) {
 			t.Errorf("EC2NodeClass Ready=True without an instance profile: %v", conds)
 		}
 	}
-	if fleets, err := e.Admin.Audit(ctx, fakeec2.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID}); err != nil || len(launched(fleets)) > 0 {
+	if fleets, err := e.Admin.Audit(ctx, trail.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID}); err != nil || len(launched(fleets)) > 0 {
 		t.Errorf("CreateFleet launched %v (%v) without an instance profile", launched(fleets), err)
 	}
 }
 
-func launched(calls []fakeec2.AuditEvent) []string {
+func launched(calls []trail.AuditEvent) []string {
 	var out []string
 	for _, c := range calls {
 		out = append(out, c.Created...)

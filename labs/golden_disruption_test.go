@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -66,7 +67,7 @@ func TestDisruptionLabsOnAnEmptyLab(t *testing.T) {
 	empty := &evidence.Snapshot{TakenAt: time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)}
 	stray := &evidence.Snapshot{
 		TakenAt: empty.TakenAt,
-		Audit: []fakeec2.AuditEvent{{Time: empty.TakenAt.Add(-3 * time.Minute), Action: fakeec2.ActionSpotWarning, Caller: fakeec2.AWSServiceCaller,
+		Audit: []trail.AuditEvent{{Time: empty.TakenAt.Add(-3 * time.Minute), Action: fakeec2.ActionSpotWarning, Caller: fakeec2.AWSServiceCaller,
 			Parameters: map[string]string{"InstanceId.1": "i-0123456789abcdef0", "ReclaimAt": empty.TakenAt.Add(-time.Minute).Format(time.RFC3339Nano)}},
 			{Time: empty.TakenAt.Add(-time.Minute), Action: fakeec2.ActionBidEvicted,
 				Caller: fakeec2.AWSServiceCaller, Terminated: []string{"i-0123456789abcdef0"}}},

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karplab/karplab/cluster"
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -94,8 +94,8 @@ func deleter(caller string) string {
 }
 
 // deletions maps each resource a successful Delete* call removed to that call.
-func deletions(audit []fakeec2.AuditEvent) map[string]fakeec2.AuditEvent {
-	out := map[string]fakeec2.AuditEvent{}
+func deletions(audit []trail.AuditEvent) map[string]trail.AuditEvent {
+	out := map[string]trail.AuditEvent{}
 	for _, e := range audit {
 		if e.ErrorCode != "" || e.DryRun {
 			continue
@@ -110,7 +110,7 @@ func deletions(audit []fakeec2.AuditEvent) map[string]fakeec2.AuditEvent {
 }
 
 // snapshotVolumes maps each snapshot to the volume it was taken of, from CreateSnapshot calls.
-func snapshotVolumes(audit []fakeec2.AuditEvent) map[string]string {
+func snapshotVolumes(audit []trail.AuditEvent) map[string]string {
 	out := map[string]string{}
 	for _, e := range audit {
 		if e.Action == "CreateSnapshot" && e.ErrorCode == "" && len(e.Created) > 0 {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/cluster"
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestIntegrationHappyPathRequests records what the real karpenter-provider-aws asks of the
@@ -25,7 +25,7 @@ func TestIntegrationHappyPathRequests(t *testing.T) {
 	if r := checkUntil(t, e, l, true, time.Minute); !r.Passed {
 		t.Fatalf("the solution does not pass:\n%s", reportText(r))
 	}
-	audit, err := e.Admin.Audit(t.Context(), fakeec2.AuditQuery{Caller: cluster.KarpenterAccessKeyID})
+	audit, err := e.Admin.Audit(t.Context(), trail.AuditQuery{Caller: cluster.KarpenterAccessKeyID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestIntegrationHappyPathRequests(t *testing.T) {
 	golden(t, "happy-requests.txt", []byte(requestShapes(audit)))
 
 	first := map[string]time.Time{}
-	var fleet *fakeec2.AuditEvent
+	var fleet *trail.AuditEvent
 	for i, a := range audit {
 		key := a.Service + " " + a.Action
 		if a.DryRun || a.ErrorCode != "" {
@@ -132,7 +132,7 @@ var indexRe = regexp.MustCompile(`\.[0-9]+`)
 
 // requestShapes renders each distinct call (service, action, parameter keys with indices
 // folded to N, and the values shapeValues keeps) once, sorted, with how often it was made.
-func requestShapes(audit []fakeec2.AuditEvent) string {
+func requestShapes(audit []trail.AuditEvent) string {
 	type shape struct {
 		head   string
 		keys   map[string]map[string]bool

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/karplab/karplab/fakeec2/trail"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,8 +32,6 @@ import (
 	awsapis "github.com/aws/karpenter-provider-aws/pkg/apis"
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	awsutils "github.com/aws/karpenter-provider-aws/pkg/utils"
-
-	"github.com/karplab/karplab/fakeec2"
 )
 
 var (
@@ -281,9 +280,9 @@ func (e *testEnv) liveInstances(t testing.TB) map[string]ec2types.Instance {
 }
 
 // karpenterCalls counts the EC2 calls Karpenter made since since (by its access key).
-func (e *testEnv) karpenterCalls(t testing.TB, action string, since time.Time) []fakeec2.AuditEvent {
+func (e *testEnv) karpenterCalls(t testing.TB, action string, since time.Time) []trail.AuditEvent {
 	t.Helper()
-	events, err := e.admin.Audit(context.Background(), fakeec2.AuditQuery{Caller: karpenterKey, Action: action, Since: since})
+	events, err := e.admin.Audit(context.Background(), trail.AuditQuery{Caller: karpenterKey, Action: action, Since: since})
 	if err != nil {
 		t.Fatalf("reading the audit trail: %v", err)
 	}

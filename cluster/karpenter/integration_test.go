@@ -27,6 +27,7 @@ import (
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestIntegrationSeedScaleUpAndConsolidation is the course's happy path: the seed NodePool
@@ -469,7 +470,7 @@ func TestIntegrationUnauthorized(t *testing.T) {
 		t.Logf("EC2NodeClass ValidationSucceeded=False %s: %s", c.Reason, c.Message)
 		return true, ""
 	})
-	denied, err := e.admin.Audit(ctx, fakeec2.AuditQuery{Caller: karpenterKey, Action: "CreateFleet", ErrorCode: "UnauthorizedOperation", Since: since})
+	denied, err := e.admin.Audit(ctx, trail.AuditQuery{Caller: karpenterKey, Action: "CreateFleet", ErrorCode: "UnauthorizedOperation", Since: since})
 	if err != nil || len(denied) == 0 {
 		t.Fatalf("audit trail: %v, %d denied CreateFleet calls, want some", err, len(denied))
 	}

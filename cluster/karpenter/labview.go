@@ -22,6 +22,7 @@ import (
 
 	"github.com/karplab/karplab/cluster/installs"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // Karpenter's view of NodeClaims in lab time. The API server dates creationTimestamp on the
@@ -79,7 +80,7 @@ func (v *labView) lab(w time.Time) time.Time {
 func (v *labView) refresh(ctx context.Context, admin *fakeec2.AdminClient, offset time.Duration) error {
 	var lead time.Duration
 	for range 100 {
-		audit, err := admin.Audit(ctx, fakeec2.AuditQuery{Service: "karplab", Action: "SkipTime"})
+		audit, err := admin.Audit(ctx, trail.AuditQuery{Service: "karplab", Action: "SkipTime"})
 		if err != nil {
 			return fmt.Errorf("reading the skips of lab time: %w", err)
 		}

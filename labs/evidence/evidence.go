@@ -15,6 +15,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // Evidence is the correlation record of DESIGN.md: one row per workload pod, joined across
@@ -493,7 +494,7 @@ func nodeRow(v *Versions[corev1.Node]) NodeRow {
 	return row
 }
 
-func launchCalls(audit []fakeec2.AuditEvent) []AuditCall {
+func launchCalls(audit []trail.AuditEvent) []AuditCall {
 	var out []AuditCall
 	for _, e := range audit {
 		if e.Action != "CreateFleet" && e.Action != "RunInstances" || e.DryRun {

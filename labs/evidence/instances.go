@@ -8,6 +8,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // correlateInstances joins each described instance to its bill, its launch and termination
@@ -49,18 +50,18 @@ type instanceAudit struct {
 	launches map[string]*instanceLaunch
 	// attached are disks and interfaces attached after launch (AttachVolume, AttachNetworkInterface).
 	attached     map[string][]string
-	terminations map[string]fakeec2.AuditEvent
+	terminations map[string]trail.AuditEvent
 }
 
 type instanceLaunch struct {
-	e       fakeec2.AuditEvent
+	e       trail.AuditEvent
 	volumes []string
 	enis    []string
 }
 
-func readInstanceAudit(audit []fakeec2.AuditEvent) instanceAudit {
+func readInstanceAudit(audit []trail.AuditEvent) instanceAudit {
 	a := instanceAudit{launches: map[string]*instanceLaunch{}, attached: map[string][]string{},
-		terminations: map[string]fakeec2.AuditEvent{}}
+		terminations: map[string]trail.AuditEvent{}}
 	for _, e := range audit {
 		if e.ErrorCode != "" {
 			continue

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/karplab/karplab/cluster/recorder"
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestSnapshotToLabTime: two skips (5m at 10:00 wall, then 1h at 10:10 wall) put what
@@ -16,8 +16,8 @@ import (
 // force when it was dated; Karpenter's conditions, dated on its lab clock, stay as they are.
 func TestSnapshotToLabTime(t *testing.T) {
 	wall := func(hm string) time.Time { t, _ := time.Parse("15:04:05", hm); return t.AddDate(2026, 11, 3) }
-	skip := func(from, to time.Time) fakeec2.AuditEvent {
-		return fakeec2.AuditEvent{Service: "karplab", Action: "SkipTime", Time: from,
+	skip := func(from, to time.Time) trail.AuditEvent {
+		return trail.AuditEvent{Service: "karplab", Action: "SkipTime", Time: from,
 			Parameters: map[string]string{"from": from.Format(time.RFC3339Nano), "to": to.Format(time.RFC3339Nano)}}
 	}
 	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -34,7 +34,7 @@ func TestSnapshotToLabTime(t *testing.T) {
 		"eventTime": wall("10:30:00").UTC().Format("2006-01-02T15:04:05.000000Z07:00"), "lastTimestamp": stamp(wall("09:00:00"))}}
 	s := &Snapshot{
 		TakenAt: wall("10:30:00"),
-		Audit: []fakeec2.AuditEvent{{Service: "ec2", Action: "RunInstances"},
+		Audit: []trail.AuditEvent{{Service: "ec2", Action: "RunInstances"},
 			skip(wall("10:00:00"), wall("10:05:00")), skip(wall("10:15:00"), wall("11:15:00"))},
 		History: []recorder.Record{{Time: wall("10:01:00"), Kind: "Pod", Object: pod}, {Time: wall("10:12:00"), Kind: "NodeClaim", Object: claim},
 			{Time: wall("10:30:00"), Kind: "Event", Object: event}},

@@ -8,8 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestOutlivedStorage: a terminated instance's data volume kept on termination and the
@@ -20,7 +19,7 @@ func TestOutlivedStorage(t *testing.T) {
 	const inst = "i-0aaaaaaaaaaaaaaa1"
 	s := &Snapshot{
 		TakenAt: at.Add(10 * time.Minute),
-		Audit: []fakeec2.AuditEvent{
+		Audit: []trail.AuditEvent{
 			{Seq: 1, Time: at, Action: "CreateFleet", Caller: "AKIAKARPENTER",
 				Created: []string{inst, "vol-0root00000000001", "vol-0data00000000001", "eni-0primary0000001"}},
 			{Seq: 2, Time: at.Add(time.Minute), Action: "AttachNetworkInterface", Caller: "AKIACNI",

@@ -23,6 +23,7 @@ import (
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // Snapshot is everything the graders read, taken at one time from both control planes: the
@@ -37,7 +38,7 @@ type Snapshot struct {
 	LabSkips    []LabSkip `json:"labSkips,omitempty"`
 
 	History   []recorder.Record           `json:"history"`
-	Audit     []fakeec2.AuditEvent        `json:"audit"`
+	Audit     []trail.AuditEvent          `json:"audit"`
 	Billing   fakeec2.Billing             `json:"billing"`
 	Instances []ec2types.Instance         `json:"instances"`
 	Volumes   []ec2types.Volume           `json:"volumes"`
@@ -88,7 +89,7 @@ func Take(ctx context.Context, src Sources) (*Snapshot, error) {
 	if s.History, err = recorder.Read(src.HistoryPath); err != nil {
 		return nil, err
 	}
-	if s.Audit, err = src.Admin.Audit(ctx, fakeec2.AuditQuery{}); err != nil {
+	if s.Audit, err = src.Admin.Audit(ctx, trail.AuditQuery{}); err != nil {
 		return nil, fmt.Errorf("reading the EC2 audit trail: %w", err)
 	}
 	if s.Billing, err = src.Admin.Billing(ctx); err != nil {

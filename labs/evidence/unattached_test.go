@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // TestUnattached: the cluster's available volume, leaked interface and the snapshot of a
@@ -23,7 +24,7 @@ func TestUnattached(t *testing.T) {
 	cni := []ec2types.Tag{{Key: aws.String("cluster.k8s.amazonaws.com/name"), Value: aws.String("karplab")}, {Key: aws.String("node.k8s.amazonaws.com/instance_id"), Value: aws.String(gone)}}
 	s := &Snapshot{
 		TakenAt: at.Add(10 * time.Minute),
-		Audit: []fakeec2.AuditEvent{
+		Audit: []trail.AuditEvent{
 			{Seq: 1, Time: at, Action: "CreateFleet", Caller: "K", Created: []string{gone, "vol-0data00000000001", "eni-0primary0000001"}},
 			{Seq: 2, Time: at, Action: "CreateFleet", Caller: "K", Created: []string{live, "vol-0live00000000002"}},
 			{Seq: 3, Time: at.Add(time.Minute), Action: "AttachNetworkInterface", Caller: "N",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // ec2BudgetCommand sets, lists and deletes the account's AWS Budgets: the cost alerts of
@@ -188,7 +189,7 @@ func thresholdText(t float64, typ string) string {
 func usd(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 
 // budgetAlertResult words a BudgetAlert audit event for karplab ec2 audit.
-func budgetAlertResult(e fakeec2.AuditEvent) string {
+func budgetAlertResult(e trail.AuditEvent) string {
 	p := e.Parameters
 	t, _ := strconv.ParseFloat(p["threshold"], 64)
 	return fmt.Sprintf("%s %s > %s: actual %s, forecast %s USD", p["budgetName"], p["notificationType"],

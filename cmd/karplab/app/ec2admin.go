@@ -16,6 +16,7 @@ import (
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 // The emulator's admin commands: what a platform engineer reproducing an incident injects
@@ -76,7 +77,7 @@ func ec2AuditCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			q := fakeec2.AuditQuery{Service: c.String("service"), Action: c.String("action"), Caller: c.String("caller"), ResourceID: c.String("resource"),
+			q := trail.AuditQuery{Service: c.String("service"), Action: c.String("action"), Caller: c.String("caller"), ResourceID: c.String("resource"),
 				ErrorCode: c.String("error"), MutatingOnly: c.Bool("mutating"), Limit: c.Int("limit")}
 			if d := c.Duration("since"); d > 0 {
 				q.Since = time.Now().Add(-d)
