@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -109,14 +110,14 @@ func (c *AdminClient) Audit(ctx context.Context, q trail.AuditQuery) ([]trail.Au
 }
 
 // Billing returns the ledger with costs accrued until now.
-func (c *AdminClient) Billing(ctx context.Context) (Billing, error) {
-	var b Billing
+func (c *AdminClient) Billing(ctx context.Context) (billing.Billing, error) {
+	var b billing.Billing
 	return b, c.do(ctx, http.MethodGet, "billing", nil, nil, &b)
 }
 
 // CostByTag groups accrued cost by the value of tag key.
-func (c *AdminClient) CostByTag(ctx context.Context, key string) (CostReport, error) {
-	var r CostReport
+func (c *AdminClient) CostByTag(ctx context.Context, key string) (billing.CostReport, error) {
+	var r billing.CostReport
 	return r, c.do(ctx, http.MethodGet, "billing/by-tag", url.Values{"key": {key}}, nil, &r)
 }
 

@@ -88,67 +88,12 @@ func (s *Server) budgetCost(q budgets.CostQuery) budgets.Cost {
 			continue
 		}
 		c.ActualUSD += e.AccrueBetween(q.Start, q.Now)
-		if e.Stopped != nil {
-			continue
-		}
-		from := e.Started
-		if e.Resumed != nil {
-			from = *e.Resumed
-		}
-		if !from.After(q.Now) {
-			c.USDPerHour += e.PricePerHour
-		} else if !from.Before(q.End) {
-			continue // starts billing after the period
-		}
-		from = later(from, q.Now)
-		c.ForecastUSD += e.PricePerHour * q.End.Sub(from).Hours()
+		perHour, forecast := e.Outlook(q.Now, q.End)
+		c.USDPerHour += perHour
+		c.ForecastUSD += forecast
 	}
 	c.ForecastUSD += c.ActualUSD
 	return c
-}
-
-// AccrueBetween is what the entry cost within [from, to]: its current billed period
-// exactly, its earlier ones (PriorUSD) as if spread evenly from Started to Resumed.
-func (e *LedgerEntry) AccrueBetween(from, to time.Time) float64 {
-	cur := e.Started
-	if e.Resumed != nil {
-		cur = *e.Resumed
-	}
-	end := to
-	if e.Stopped != nil && e.Stopped.Before(end) {
-		end = *e.Stopped
-	}
-	total := e.PricePerHour * overlap(cur, end, from, to).Hours()
-	if e.PriorUSD > 0 {
-		if span := cur.Sub(e.Started); span > 0 {
-			total += e.PriorUSD * float64(overlap(e.Started, cur, from, to)) / float64(span)
-		} else if !e.Started.Before(from) && !e.Started.After(to) {
-			total += e.PriorUSD
-		}
-	}
-	return total
-}
-
-// overlap is how long [a1, a2] and [b1, b2] share.
-func overlap(a1, a2, b1, b2 time.Time) time.Duration {
-	if d := earlier(a2, b2).Sub(later(a1, b1)); d > 0 {
-		return d
-	}
-	return 0
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // recordBudgetAlert writes an alert into the audit trail as AWS Budgets' own event, with

@@ -25,9 +25,10 @@
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by
 // router.go; budgetledger.go feeds the budgets' spend from the billing ledger. The
 // account-wide records and their pure rules have their own packages too: fakeec2/authz
-// the IAM-like policy (Authorize, the launch checks, the encoded denial message) and
-// fakeec2/trail the audit trail's events and queries; the root holds the policy in force
-// and the trail under its locks and persists them (policy.go, audit.go).
+// the IAM-like policy (Authorize, the launch checks, the encoded denial message),
+// fakeec2/trail the audit trail's events and queries, fakeec2/billing the ledger's
+// entries, prices, accrual and cost reports; the root holds each under its locks and
+// persists it (policy.go, audit.go, billing.go).
 //
 // It knows nothing of Kubernetes: it must not import k8s.io, sigs.k8s.io, cluster or labs.
 package fakeec2

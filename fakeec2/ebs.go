@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
@@ -195,8 +196,8 @@ func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume 
 	s.save(bucketVolumes, v.ID, v)
 	s.scheduleVolume(v)
 	encrypted := v.Encrypted
-	s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
-		Encrypted: &encrypted, Zone: v.Zone, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: c.now,
+	s.startLedger(&billing.LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
+		Encrypted: &encrypted, Zone: v.Zone, PricePerHour: billing.VolumeHourly(v.Type, v.SizeGiB), Started: c.now,
 		Tags: ec2.TagsMap(v.Tags), Caller: c.caller})
 	c.event.Created = append(c.event.Created, v.ID)
 	s.advanceLocked(c.now) // a zero delay: available at once
@@ -434,7 +435,7 @@ func (s *Server) modifyVolume(c *call) (wire.Response, *wire.Error) {
 		v.SizeGiB, v.Type, v.Iops, v.Throughput, v.Mod = m.TargetSize, m.TargetType, m.TargetIops, m.TargetThroughput, m
 		if e := s.ledger[v.ID]; e != nil {
 			e.SizeGiB, e.Type = v.SizeGiB, v.Type
-			s.resumeLedger(v.ID, c.now, volumeHourly(v.Type, v.SizeGiB))
+			s.resumeLedger(v.ID, c.now, billing.VolumeHourly(v.Type, v.SizeGiB))
 		}
 		s.save(bucketVolumes, v.ID, v)
 		resp.Modification = wireMod(v.ID, m, c.now)

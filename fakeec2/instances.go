@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
@@ -370,15 +371,15 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 			in.Volumes = append(in.Volumes, ec2.AttachedVolume{DeviceName: d.Device, VolumeID: v.ID,
 				DeleteOnTermination: d.DeleteOnTermination, AttachTime: now})
 			encrypted := v.Encrypted
-			s.startLedger(&LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
-				Encrypted: &encrypted, Zone: v.Zone, InstanceID: in.ID, PricePerHour: volumeHourly(v.Type, v.SizeGiB), Started: now,
+			s.startLedger(&billing.LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB,
+				Encrypted: &encrypted, Zone: v.Zone, InstanceID: in.ID, PricePerHour: billing.VolumeHourly(v.Type, v.SizeGiB), Started: now,
 				Tags: ec2.TagsMap(v.Tags), Caller: spec.caller})
 		}
 		s.model.Instances[in.ID] = in
 		s.model.InstTags.Add(in.ID, in.Tags)
 		s.save(bucketInstances, in.ID, in)
 		s.scheduleDeadline(in)
-		s.startLedger(&LedgerEntry{ResourceID: in.ID, ResourceType: "instance", Type: in.InstanceType,
+		s.startLedger(&billing.LedgerEntry{ResourceID: in.ID, ResourceType: "instance", Type: in.InstanceType,
 			CapacityType: in.CapacityType, Zone: in.Zone, PricePerHour: price, Started: in.RunningAt,
 			Tags: ec2.TagsMap(in.Tags), Caller: spec.caller})
 		out = append(out, in)

@@ -12,9 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/billing"
 )
 
-func ledgerEntry(t *testing.T, srv *fakeec2.Server, id string) fakeec2.LedgerEntry {
+func ledgerEntry(t *testing.T, srv *fakeec2.Server, id string) billing.LedgerEntry {
 	t.Helper()
 	for _, e := range srv.Billing().Entries {
 		if e.ResourceID == id {
@@ -22,7 +23,7 @@ func ledgerEntry(t *testing.T, srv *fakeec2.Server, id string) fakeec2.LedgerEnt
 		}
 	}
 	t.Fatalf("no ledger entry for %s", id)
-	return fakeec2.LedgerEntry{}
+	return billing.LedgerEntry{}
 }
 
 func (e *env) volume(id string) ec2types.Volume {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -126,20 +127,7 @@ func (s *Server) SkipTime(d time.Duration) (TimeSkip, error) {
 func (s *Server) costBetween(from, to time.Time) (float64, map[string]float64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var total float64
-	by := map[string]float64{}
-	for _, e := range s.ledger {
-		usd := e.AccrueBetween(from, to)
-		if usd == 0 {
-			continue
-		}
-		total += usd
-		by[e.Tags[NodePoolTag]] += usd
-	}
-	for k, v := range by {
-		by[k] = round6(v)
-	}
-	return round6(total), by
+	return billing.Between(s.ledger, from, to, NodePoolTag)
 }
 
 // recordSkip writes the skip into the audit trail, dated when it was asked for: the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -205,7 +206,7 @@ func TestIntegrationBillingAccrual(t *testing.T) {
 	e.clock.Advance(5 * time.Hour) // od stopped; spot keeps running 5 more hours
 	bill, err := e.admin.Billing(e.ctx)
 	e.must(err)
-	byID := map[string]fakeec2.LedgerEntry{}
+	byID := map[string]billing.LedgerEntry{}
 	for _, le := range bill.Entries {
 		byID[le.ResourceID] = le
 	}

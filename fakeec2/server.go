@@ -17,6 +17,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -106,7 +107,7 @@ type Server struct {
 	pending   []op
 	seq       uint64
 	model     ec2.State
-	ledger    map[string]*LedgerEntry
+	ledger    map[string]*billing.LedgerEntry
 	policy    authz.Policy
 	faults    []Fault
 	deadlines deadlineHeap
@@ -245,7 +246,7 @@ func regionShort(region string) string {
 
 func (s *Server) resetMaps(all bool) {
 	s.model.Clear(all)
-	s.ledger = map[string]*LedgerEntry{}
+	s.ledger = map[string]*billing.LedgerEntry{}
 	s.deadlines = nil
 	s.throttleN = map[string]uint64{}
 	s.faults = nil
@@ -291,7 +292,7 @@ func (s *Server) load() (seeded bool, err error) {
 		loadJSON(p, bucketTemplates, func(r *ec2.LaunchTemplate) { s.model.Templates[r.ID] = r; s.model.LTByName[r.Name] = r.ID }),
 		loadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.model.Fleets[r.ID] = r }),
 		loadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.model.Snapshots[r.ID] = r }),
-		loadJSON(p, bucketLedger, func(r *LedgerEntry) { s.ledger[r.ResourceID] = r }),
+		loadJSON(p, bucketLedger, func(r *billing.LedgerEntry) { s.ledger[r.ResourceID] = r }),
 		loadJSON(p, bucketAudit, func(r *trail.AuditEvent) { s.audit = append(s.audit, r) }),
 		s.loadIdempotency(),
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
@@ -138,8 +139,8 @@ func (s *Server) createSnapshot(c *call) (wire.Response, *wire.Error) {
 		s.model.Snapshots[sn.ID] = sn
 		s.save(bucketSnapshots, sn.ID, sn)
 		heap.Push(&s.deadlines, deadline{at: sn.CompletedAt, id: sn.ID})
-		s.startLedger(&LedgerEntry{ResourceID: sn.ID, ResourceType: "snapshot", Type: "standard", SizeGiB: sn.SizeGiB,
-			Zone: v.Zone, PricePerHour: round6(snapshotPricePerGBMonth * float64(sn.SizeGiB) / hoursPerMonth), Started: c.now,
+		s.startLedger(&billing.LedgerEntry{ResourceID: sn.ID, ResourceType: "snapshot", Type: "standard", SizeGiB: sn.SizeGiB,
+			Zone: v.Zone, PricePerHour: billing.SnapshotHourly(sn.SizeGiB), Started: c.now,
 			Tags: ec2.TagsMap(sn.Tags), Caller: c.caller})
 		c.event.Created = append(c.event.Created, sn.ID)
 		resp.xmlSnapshot = s.snapViews()[sn.ID].wire()

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -253,7 +253,7 @@ type AuditCall struct {
 type Cost struct {
 	TotalUSD float64 `json:"totalUSD"`
 	// ByTag maps a cost-allocation tag key (application, environment, owner) to its groups.
-	ByTag map[string][]fakeec2.CostGroup `json:"byTag"`
+	ByTag map[string][]billing.CostGroup `json:"byTag"`
 	// HourlyNowUSD is what the resources still billed cost per hour.
 	HourlyNowUSD float64 `json:"hourlyNowUSD"`
 }
@@ -555,15 +555,15 @@ func findLeaks(ev *Evidence, h *History) []Leak {
 	return leaks
 }
 
-func costOf(b fakeec2.Billing) Cost {
-	c := Cost{TotalUSD: b.TotalUSD, ByTag: map[string][]fakeec2.CostGroup{}}
+func costOf(b billing.Billing) Cost {
+	c := Cost{TotalUSD: b.TotalUSD, ByTag: map[string][]billing.CostGroup{}}
 	for _, key := range CostTagKeys {
-		groups := map[string]*fakeec2.CostGroup{}
+		groups := map[string]*billing.CostGroup{}
 		for _, e := range b.Entries {
 			v := e.Tags[key]
 			g := groups[v]
 			if g == nil {
-				g = &fakeec2.CostGroup{Value: v}
+				g = &billing.CostGroup{Value: v}
 				groups[v] = g
 			}
 			g.USD += e.AccruedUSD
@@ -586,8 +586,8 @@ func costOf(b fakeec2.Billing) Cost {
 
 // LedgerByResource indexes the billing ledger's entries by the ID of the resource each bills
 // (instance, volume, snapshot or interface).
-func (s *Snapshot) LedgerByResource() map[string]fakeec2.LedgerEntry {
-	out := make(map[string]fakeec2.LedgerEntry, len(s.Billing.Entries))
+func (s *Snapshot) LedgerByResource() map[string]billing.LedgerEntry {
+	out := make(map[string]billing.LedgerEntry, len(s.Billing.Entries))
 	for _, e := range s.Billing.Entries {
 		out[e.ResourceID] = e
 	}

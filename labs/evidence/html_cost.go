@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/billing"
 )
 
 type costChart struct {
@@ -91,7 +91,7 @@ type costGroupView struct {
 	Resources int
 }
 
-func viewGroups(gs []fakeec2.CostGroup) []costGroupView {
+func viewGroups(gs []billing.CostGroup) []costGroupView {
 	out := make([]costGroupView, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, costGroupView{Value: g.Value, USD: g.USD, Resources: len(g.Resources)})

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/billing"
 )
 
 // htmlCases are the evidence the page is checked on: real runs (the happy path; and html-mixed:
@@ -271,7 +271,7 @@ func TestEvidenceHTMLEscapes(t *testing.T) {
 	ev.Pods[0].PendingReason = evil
 	ev.Pods[0].Node, ev.Pods[0].NodeClaim, ev.Pods[0].ScheduledAt = "", "", nil
 	ev.Launches[0].Reason = evil
-	ev.Cost.ByTag["owner"] = append(ev.Cost.ByTag["owner"], fakeec2.CostGroup{Value: evil, USD: 0.01})
+	ev.Cost.ByTag["owner"] = append(ev.Cost.ByTag["owner"], billing.CostGroup{Value: evil, USD: 0.01})
 	page := renderHTML(t, ev)
 	doc, err := html.Parse(bytes.NewReader(page))
 	if err != nil {
@@ -470,15 +470,15 @@ func fleetEvidence(n int) *Evidence {
 	for _, in := range ev.Instances {
 		total += in.CostUSD
 	}
-	ev.Cost = Cost{TotalUSD: total, HourlyNowUSD: 0.3072*float64(claims-1) + 0.111, ByTag: map[string][]fakeec2.CostGroup{}}
+	ev.Cost = Cost{TotalUSD: total, HourlyNowUSD: 0.3072*float64(claims-1) + 0.111, ByTag: map[string][]billing.CostGroup{}}
 	for _, key := range CostTagKeys {
-		ev.Cost.ByTag[key] = []fakeec2.CostGroup{{Value: "", USD: 0.0352, Resources: []string{leak.ID, "vol-0leak"}}}
+		ev.Cost.ByTag[key] = []billing.CostGroup{{Value: "", USD: 0.0352, Resources: []string{leak.ID, "vol-0leak"}}}
 	}
-	ev.Cost.ByTag["application"] = append(ev.Cost.ByTag["application"], fakeec2.CostGroup{Value: "ziba", USD: total - 0.0352, Resources: []string{"i-…"}})
-	ev.Cost.ByTag["environment"] = append(ev.Cost.ByTag["environment"], fakeec2.CostGroup{Value: "production", USD: total - 0.0352, Resources: []string{"i-…"}})
+	ev.Cost.ByTag["application"] = append(ev.Cost.ByTag["application"], billing.CostGroup{Value: "ziba", USD: total - 0.0352, Resources: []string{"i-…"}})
+	ev.Cost.ByTag["environment"] = append(ev.Cost.ByTag["environment"], billing.CostGroup{Value: "production", USD: total - 0.0352, Resources: []string{"i-…"}})
 	ev.Cost.ByTag["owner"] = append(ev.Cost.ByTag["owner"],
-		fakeec2.CostGroup{Value: "data-team", USD: 0.02, Resources: []string{"i-…"}},
-		fakeec2.CostGroup{Value: "platform", USD: total - 0.0552, Resources: []string{"i-…"}})
+		billing.CostGroup{Value: "data-team", USD: 0.02, Resources: []string{"i-…"}},
+		billing.CostGroup{Value: "platform", USD: total - 0.0552, Resources: []string{"i-…"}})
 	return ev
 }
 

@@ -8,6 +8,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -37,7 +38,7 @@ func correlateInstances(s *Snapshot) []InstanceRow {
 
 // instanceJoin is what correlateInstances joins to each described instance, by ID.
 type instanceJoin struct {
-	ledger  map[string]fakeec2.LedgerEntry
+	ledger  map[string]billing.LedgerEntry
 	volumes map[string]ec2types.Volume
 	enis    map[string]ec2types.NetworkInterface
 	instanceAudit

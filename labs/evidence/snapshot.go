@@ -22,6 +22,7 @@ import (
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -39,7 +40,7 @@ type Snapshot struct {
 
 	History   []recorder.Record           `json:"history"`
 	Audit     []trail.AuditEvent          `json:"audit"`
-	Billing   fakeec2.Billing             `json:"billing"`
+	Billing   billing.Billing             `json:"billing"`
 	Instances []ec2types.Instance         `json:"instances"`
 	Volumes   []ec2types.Volume           `json:"volumes"`
 	ENIs      []ec2types.NetworkInterface `json:"enis"`

@@ -10,7 +10,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -31,7 +31,7 @@ func TestUnattached(t *testing.T) {
 				Parameters: map[string]string{"InstanceId": gone, "NetworkInterfaceId": "eni-0secondary00001", "DeviceIndex": "1"}},
 			{Seq: 4, Time: at.Add(5 * time.Minute), Action: "TerminateInstances", Caller: "K", Terminated: []string{gone}},
 		},
-		Billing: fakeec2.Billing{Entries: []fakeec2.LedgerEntry{{ResourceID: "vol-0data00000000001", ResourceType: "volume", PricePerHour: 0.010959, AccruedUSD: 0.0018}}},
+		Billing: billing.Billing{Entries: []billing.LedgerEntry{{ResourceID: "vol-0data00000000001", ResourceType: "volume", PricePerHour: 0.010959, AccruedUSD: 0.0018}}},
 		Instances: []ec2types.Instance{
 			{InstanceId: aws.String(gone), State: &ec2types.InstanceState{Name: ec2types.InstanceStateNameTerminated}, LaunchTime: aws.Time(at)},
 			{InstanceId: aws.String(live), State: &ec2types.InstanceState{Name: ec2types.InstanceStateNameRunning}, LaunchTime: aws.Time(at)},
