@@ -73,6 +73,10 @@ func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Wr
 	if err := os.Chmod(kubeconfigPath, 0o600); err != nil {
 		return err
 	}
+	// A reset or an install makes dozens of calls at once; at client-go's default of 5 a
+	// second (a kubeconfig cannot set it) each waited about 200 ms on its own limiter.
+	// kubectl's discovery asks as hard: 50 a second, bursts of 100.
+	cfg.QPS, cfg.Burst = 50, 100
 	b.rest = cfg
 	return nil
 }

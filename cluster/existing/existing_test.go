@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/kubernetes"
 )
 
 // kubeconfig writes a kubeconfig with one context per server (named ctx0, ctx1, ...).
@@ -95,7 +97,8 @@ func TestStartTrustsItsCallersCheck(t *testing.T) {
 	theirs := kubeconfig(t, versionServer(t, "1", "33", "v1.33.1"))
 	out := filepath.Join(t.TempDir(), "lab-kubeconfig")
 	var status strings.Builder
-	if err := New(Options{Kubeconfig: theirs, Checked: true}).Start(t.Context(), out, &status); err != nil {
+	b := New(Options{Kubeconfig: theirs, Checked: true})
+	if err := b.Start(t.Context(), out, &status); err != nil {
 		t.Fatalf("Start after the caller's Check: %v", err)
 	}
 	if !strings.Contains(status.String(), "Kubernetes v1.33.1") {
@@ -103,6 +106,12 @@ func TestStartTrustsItsCallersCheck(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("the lab's kubeconfig: %v", err)
+	}
+	// The daemon's clients come from RESTConfig: not held to client-go's 5 calls a second.
+	if client, err := kubernetes.NewForConfig(b.RESTConfig()); err != nil {
+		t.Fatal(err)
+	} else if qps := client.CoreV1().RESTClient().GetRateLimiter().QPS(); qps < 50 {
+		t.Errorf("the daemon's clients make at most %g calls a second, want at least 50", qps)
 	}
 	err := New(Options{Kubeconfig: theirs}).Start(t.Context(), filepath.Join(t.TempDir(), "lab-kubeconfig"), &status)
 	if err == nil || !strings.Contains(err.Error(), "asking the cluster what the kubeconfig's user may do") {
