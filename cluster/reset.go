@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,7 +58,8 @@ type resetter struct {
 	// the Nodes lab processes created, by name and UID.
 	keep     *baseline
 	labNodes func() map[string]string
-	last     time.Time // when the previous step ended
+	mu       sync.Mutex // steps may end side by side
+	last     time.Time  // when the previous step ended
 }
 
 func newResetter(cfg *rest.Config, status io.Writer) (*resetter, error) {
@@ -72,8 +74,10 @@ func newResetter(cfg *rest.Config, status io.Writer) (*resetter, error) {
 	return &resetter{kube: kube, dyn: dyn, status: status, grace: 20 * time.Second, last: time.Now()}, nil
 }
 
-// step says what a step did and how long it took.
+// step says what a step did and how long it took (since the step before it ended).
 func (r *resetter) step(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	now := time.Now()
 	fmt.Fprintf(r.status, " - "+format+" (%s)\n", append(args, now.Sub(r.last).Round(10*time.Millisecond))...)
 	r.last = now
@@ -117,18 +121,21 @@ func (r *resetter) run(ctx context.Context) (err error) {
 	if err := r.resetInMemoryState(ctx); err != nil {
 		return err
 	}
+	// Karpenter starts while the namespace controller finishes: both mostly wait.
+	gone := make(chan error, 1)
+	go func() { gone <- r.awaitNamespacesGone(ctx, deleted) }()
 	if r.hold != nil {
 		// Taken from the deferred call first, so a failed start is not tried twice.
 		again := resume
 		resume = nil
 		if err := r.resumeKarpenter(ctx, again); err != nil {
-			return err
+			return errors.Join(err, <-gone)
 		}
 	}
-	if err := r.newHistory(); err != nil {
+	if err := <-gone; err != nil {
 		return err
 	}
-	return r.awaitNamespacesGone(ctx, deleted)
+	return r.newHistory()
 }
 
 // holdKarpenter stops Karpenter and returns what starts it again.
@@ -183,14 +190,15 @@ func (r *resetter) deleteWorkloads(ctx context.Context) ([]string, error) {
 }
 
 // deleteNodeClaims gives Karpenter, if it runs, the chance to drain and terminate as it
-// would; then finishes by force. A held Karpenter finalizes nothing: the account's reset
-// ends the instances.
+// would; then finishes by force. A held Karpenter finalizes nothing, so they go by force at
+// once: the account's reset ends the instances.
 func (r *resetter) deleteNodeClaims(ctx context.Context) error {
-	n, err := r.deleteAll(ctx, nodeClaimsGVR, false)
+	held := r.hold != nil
+	n, err := r.deleteAll(ctx, nodeClaimsGVR, held)
 	if err != nil {
 		return err
 	}
-	if r.hold != nil || !r.waitGone(ctx, nodeClaimsGVR, r.grace) {
+	if !held && !r.waitGone(ctx, nodeClaimsGVR, r.grace) {
 		if _, err := r.deleteAll(ctx, nodeClaimsGVR, true); err != nil {
 			return err
 		}
@@ -206,8 +214,11 @@ func (r *resetter) deleteLabNodes(ctx context.Context, deleted []string) error {
 	if err != nil {
 		return err
 	}
-	r.step("deleted %d nodes", n)
-	return r.forceDeletePods(ctx, deleted)
+	if err := r.forceDeletePods(ctx, deleted); err != nil {
+		return err
+	}
+	r.step("deleted %d nodes and the pods left on them", n)
+	return nil
 }
 
 // deleteNodeClasses deletes the EC2NodeClasses, KWOKNodeClasses and NodeOverlays, by force
@@ -362,12 +373,11 @@ func (r *resetter) deleteAll(ctx context.Context, gvr schema.GroupVersionResourc
 	if err != nil {
 		return 0, fmt.Errorf("listing %s: %w", gvr.Resource, err)
 	}
-	for _, item := range list.Items {
-		if err := deletion.Delete(ctx, r.dyn, deletion.Object{GVR: gvr, Name: item.GetName()}, force, deletion.Precondition{}); err != nil {
-			return 0, err
-		}
+	objs := make([]deletion.Object, len(list.Items))
+	for i, item := range list.Items {
+		objs[i] = deletion.Object{GVR: gvr, Name: item.GetName()}
 	}
-	return len(list.Items), nil
+	return len(objs), deletion.DeleteAll(ctx, r.dyn, objs, force)
 }
 
 // waitGone reports whether every object of gvr (cluster-scoped) is gone within timeout.
@@ -396,14 +406,22 @@ func (r *resetter) forceDeletePods(ctx context.Context, namespaces []string) err
 		if err != nil {
 			return fmt.Errorf("listing pods in %s: %w", ns, err)
 		}
+		var names []string
 		for _, p := range pods.Items {
 			if ns == "default" && labsDefault != nil && !labsDefault[p.UID] {
 				continue // the cluster's own
 			}
-			err := r.kube.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			names = append(names, p.Name)
+		}
+		err = deletion.Each(ctx, len(names), func(ctx context.Context, i int) error {
+			err := r.kube.CoreV1().Pods(ns).Delete(ctx, names[i], metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("deleting pod %s/%s: %w", ns, p.Name, err)
+				return fmt.Errorf("deleting pod %s/%s: %w", ns, names[i], err)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -510,18 +528,14 @@ func (r *resetter) deleteNodes(ctx context.Context) (int, error) {
 	if r.labNodes != nil {
 		recorded = r.labNodes()
 	}
-	n := 0
+	var objs []deletion.Object
 	for _, node := range nodes.Items {
 		_, karpenterNode := node.Labels[karpv1.NodePoolLabelKey]
 		labs := r.keep == nil || recorded[node.Name] == string(node.UID) || karpenterNode
 		if !labs || r.keep.keeps(node.UID) {
 			continue
 		}
-		obj := deletion.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Name: node.Name}
-		if err := deletion.Delete(ctx, r.dyn, obj, true, deletion.Precondition{}); err != nil {
-			return 0, err
-		}
-		n++
+		objs = append(objs, deletion.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Name: node.Name})
 	}
-	return n, nil
+	return len(objs), deletion.DeleteAll(ctx, r.dyn, objs, true)
 }

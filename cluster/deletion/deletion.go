@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,6 +68,29 @@ func Delete(ctx context.Context, dyn dynamic.Interface, o Object, stripFinalizer
 		return fmt.Errorf("deleting %s: %w", o, err)
 	}
 	return nil
+}
+
+// InFlight is how many calls Each has in flight at once: a reset or an uninstall deletes
+// dozens of objects, one round trip each, and the API server serves them side by side.
+const InFlight = 8
+
+// Each calls call for i in [0, n), up to InFlight at once, and returns the first error (the
+// calls not yet started then see ctx ended).
+func Each(ctx context.Context, n int, call func(ctx context.Context, i int) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(InFlight)
+	for i := range n {
+		g.Go(func() error { return call(ctx, i) })
+	}
+	return g.Wait()
+}
+
+// DeleteAll deletes every object of objs as Delete does (stripFinalizers, no precondition),
+// side by side (Each).
+func DeleteAll(ctx context.Context, dyn dynamic.Interface, objs []Object, stripFinalizers bool) error {
+	return Each(ctx, len(objs), func(ctx context.Context, i int) error {
+		return Delete(ctx, dyn, objs[i], stripFinalizers, Precondition{})
+	})
 }
 
 // WaitGone asks left what is still there every half second until it answers nothing,

@@ -8,10 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -23,9 +26,12 @@ var nodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1
 // none) and notes "METHOD PATH BODY" for every request.
 func apiServer(t *testing.T, answers map[string]int) (dynamic.Interface, *[]string) {
 	var seen []string
+	var mu sync.Mutex // DeleteAll's requests come side by side
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
 		seen = append(seen, strings.TrimSpace(r.Method+" "+r.URL.Path+" "+string(body)))
+		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		code := answers[r.Method]
 		switch code {
@@ -122,5 +128,82 @@ func TestWaitGone(t *testing.T) {
 	err = WaitGone(t.Context(), time.Minute, func(context.Context) ([]string, error) { return nil, broken })
 	if !errors.Is(err, broken) {
 		t.Errorf("left's error: %v, want %v", err, broken)
+	}
+}
+
+// TestEachKeepsCallsInFlight: Each has InFlight calls in flight at once, never more, and
+// calls every index once.
+func TestEachKeepsCallsInFlight(t *testing.T) {
+	const n = 3 * InFlight
+	var inFlight, most atomic.Int32
+	var called [n]atomic.Int32
+	full := make(chan struct{}) // closed once InFlight calls are in flight
+	var once sync.Once
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	err := Each(ctx, n, func(ctx context.Context, i int) error {
+		called[i].Add(1)
+		now := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+		}
+		if now == InFlight {
+			once.Do(func() { close(full) })
+		}
+		select { // one call at a time would wait here until ctx ends
+		case <-full:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("call %d: only %d in flight: %w", i, now, ctx.Err())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := most.Load(); m != InFlight {
+		t.Errorf("at most %d calls in flight, want %d", m, InFlight)
+	}
+	for i := range called {
+		if c := called[i].Load(); c != 1 {
+			t.Errorf("index %d called %d times, want once", i, c)
+		}
+	}
+}
+
+// TestDeleteAll: every object's finalizers are removed before it is deleted, and a refusal
+// is the answer.
+func TestDeleteAll(t *testing.T) {
+	var objs []Object
+	var want []string
+	for i := range 20 {
+		name := fmt.Sprintf("n%d", i)
+		objs = append(objs, Object{GVR: nodeClaims, Name: name})
+		want = append(want, "PATCH /apis/karpenter.sh/v1/nodeclaims/"+name+` {"metadata":{"finalizers":null}}`,
+			"DELETE /apis/karpenter.sh/v1/nodeclaims/"+name+` {"kind":"DeleteOptions","apiVersion":"v1"}`)
+	}
+	dyn, seen := apiServer(t, nil)
+	if err := DeleteAll(t.Context(), dyn, objs, true); err != nil {
+		t.Fatal(err)
+	}
+	// Side by side, so in any order; each object's PATCH comes before its DELETE.
+	patched := map[string]bool{}
+	for _, req := range *seen {
+		path := strings.Fields(req)[1]
+		switch strings.Fields(req)[0] {
+		case "PATCH":
+			patched[path] = true
+		case "DELETE":
+			if !patched[path] {
+				t.Errorf("%s deleted before its finalizers were removed", path)
+			}
+		}
+	}
+	if diff := cmp.Diff(want, *seen, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+
+	dyn, _ = apiServer(t, map[string]int{"DELETE": 403})
+	if err := DeleteAll(t.Context(), dyn, objs, false); err == nil || !strings.Contains(err.Error(), "deleting nodeclaims.karpenter.sh n") {
+		t.Errorf("a refused deletion: %v, want the refusal", err)
 	}
 }
