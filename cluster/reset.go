@@ -62,7 +62,7 @@ type resetter struct {
 	// the Nodes lab processes created, by name and UID.
 	keep     *baseline
 	labNodes func() map[string]string
-	mu       sync.Mutex // guards status and last: steps may end side by side
+	mu       sync.Mutex // steps may end side by side
 	last     time.Time  // when the previous step ended
 }
 
@@ -129,7 +129,7 @@ func (r *resetter) run(ctx context.Context) (err error) {
 	if err := r.resetInMemoryState(ctx); err != nil {
 		return err
 	}
-	// Karpenter starts while the deleted namespaces are emptied and ended.
+	// Karpenter starts while the namespace controller finishes: both mostly wait.
 	gone := make(chan error, 1)
 	go func() { gone <- r.awaitNamespacesGone(ctx, deleted) }()
 	if r.hold != nil {
@@ -304,8 +304,8 @@ func (r *resetter) newHistory() error {
 	return nil
 }
 
-// awaitNamespacesGone waits, while Karpenter restarts, for the deleted namespaces to finish
-// terminating, so the next lab may create them again.
+// awaitNamespacesGone waits, last, for the deleted namespaces to finish terminating, so the
+// next lab may create them again.
 func (r *resetter) awaitNamespacesGone(ctx context.Context, deleted []string) error {
 	if err := r.waitNamespacesGone(ctx, deleted, 2*time.Minute); err != nil {
 		return err
@@ -485,8 +485,6 @@ func (r *resetter) namespaceFinalizer(ctx context.Context) func(ns string) {
 			return
 		}
 		said = true
-		r.mu.Lock() // Karpenter's restart may say its step meanwhile
-		defer r.mu.Unlock()
 		fmt.Fprintf(r.status, " - the cluster's namespace controller ends namespace %s (ending it here failed: %v)\n", ns, err)
 	}
 }
