@@ -11,16 +11,13 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	nsdeletion "k8s.io/kubernetes/pkg/controller/namespace/deletion"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster/deletion"
@@ -46,7 +43,6 @@ var (
 type resetter struct {
 	kube   kubernetes.Interface
 	dyn    dynamic.Interface
-	meta   metadata.Interface // the namespace deleter's
 	status io.Writer
 	grace  time.Duration // how long Karpenter gets to finalize NodeClaims itself
 	ec2    func(context.Context) error
@@ -75,11 +71,7 @@ func newResetter(cfg *rest.Config, status io.Writer) (*resetter, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &resetter{kube: kube, dyn: dyn, meta: meta, status: status, grace: 20 * time.Second, last: time.Now()}, nil
+	return &resetter{kube: kube, dyn: dyn, status: status, grace: 20 * time.Second, last: time.Now()}, nil
 }
 
 // step says what a step did and how long it took (since the step before it ended).
@@ -436,10 +428,6 @@ func (r *resetter) forceDeletePods(ctx context.Context, namespaces []string) err
 }
 
 func (r *resetter) waitNamespacesGone(ctx context.Context, names []string, timeout time.Duration) error {
-	if len(names) == 0 {
-		return nil
-	}
-	finalize := r.namespaceFinalizer(ctx)
 	deadline := time.Now().Add(timeout)
 	for {
 		var left []string
@@ -458,34 +446,11 @@ func (r *resetter) waitNamespacesGone(ctx context.Context, names []string, timeo
 		if err := r.forceDeletePods(ctx, left); err != nil {
 			return err
 		}
-		for _, ns := range left {
-			finalize(ns)
-		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
-	}
-}
-
-// namespaceFinalizer returns what empties a terminating namespace and ends it, as the
-// namespace controller does (its own code, k8s.io/kubernetes' namespace deletion), but at
-// once: the controller waits 5 s after a namespace's deletion before it starts, which was
-// most of a reset. Where that is refused (their cluster's RBAC), the first refusal is said
-// and the cluster's own controller finishes the namespace, as before.
-func (r *resetter) namespaceFinalizer(ctx context.Context) func(ns string) {
-	deleter := nsdeletion.NewNamespacedResourcesDeleter(ctx, r.kube.CoreV1().Namespaces(), r.meta,
-		r.kube.CoreV1(), r.kube.Discovery().ServerPreferredNamespacedResources, corev1.FinalizerKubernetes)
-	said := false
-	return func(ns string) {
-		err := deleter.Delete(ctx, ns)
-		var remaining *nsdeletion.ResourcesRemainingError
-		if err == nil || errors.As(err, &remaining) || said {
-			return
-		}
-		said = true
-		fmt.Fprintf(r.status, " - the cluster's namespace controller ends namespace %s (ending it here failed: %v)\n", ns, err)
 	}
 }
 
