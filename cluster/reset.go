@@ -58,7 +58,7 @@ type resetter struct {
 	// the Nodes lab processes created, by name and UID.
 	keep     *baseline
 	labNodes func() map[string]string
-	mu       sync.Mutex // steps may end side by side
+	mu       sync.Mutex // guards status and last: steps may end side by side
 	last     time.Time  // when the previous step ended
 }
 
@@ -296,8 +296,10 @@ func (r *resetter) newHistory() error {
 	return nil
 }
 
-// awaitNamespacesGone waits, last, for the deleted namespaces to finish terminating, so the
-// next lab may create them again.
+// awaitNamespacesGone waits, while Karpenter restarts, for the deleted namespaces to finish
+// terminating, so the next lab may create them again. The namespace controller ends them: it
+// starts 5 s after a deletion and deletes by namespace name, so a namespace ended here
+// earlier would let its pass delete the next lab's objects.
 func (r *resetter) awaitNamespacesGone(ctx context.Context, deleted []string) error {
 	if err := r.waitNamespacesGone(ctx, deleted, 2*time.Minute); err != nil {
 		return err
