@@ -8,6 +8,7 @@
 // answer into pages.
 //
 // The handlers in fakeec2 (the root) decode with it, call the model and answer with it.
-// It imports only fakeec2/ec2 (the model) and the standard library: never fakeec2 itself,
-// k8s.io, sigs.k8s.io, cluster or labs.
+// It imports only fakeec2/ec2 (the model), fakeec2/account (whose Error every service
+// shares) and the standard library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster or
+// labs.
 package wire

@@ -1,9 +1,9 @@
 package wire
 
 import (
-	"fmt"
 	"net/http"
 
+	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/ec2"
 )
 
@@ -49,24 +49,18 @@ const (
 	CodeInvalidPlacementGroupIDMalformed = "InvalidPlacementGroupId.Malformed"
 )
 
-// Error is an EC2 error response: the code and message the client sees, and the HTTP
-// status it arrives with.
-type Error struct {
-	Code       string
-	Message    string
-	HTTPStatus int
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+// Error is an EC2 error response: the account's service-neutral error (code, message,
+// HTTP status), which xml.go writes in EC2's shape.
+type Error = account.Error
 
 // Errorf is the error code answers with status, its message formatted.
 func Errorf(status int, code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...), HTTPStatus: status}
+	return account.Errorf(status, code, format, args...)
 }
 
 // BadRequest is the common 400 client error.
 func BadRequest(code, format string, args ...any) *Error {
-	return Errorf(http.StatusBadRequest, code, format, args...)
+	return account.BadRequest(code, format, args...)
 }
 
 // Missing is the error for a required parameter the request lacks.
