@@ -109,7 +109,7 @@ func DefaultPolicy(provider string) *authz.Policy {
 	if provider != "aws" {
 		return nil
 	}
-	return &authz.Policy{Statements: []authz.PolicyStatement{fakeec2.KarpenterControllerPolicy(KarpenterAccessKeyID)}}
+	return &authz.Policy{Statements: []authz.PolicyStatement{authz.KarpenterControllerPolicy(KarpenterAccessKeyID)}}
 }
 
 // newServices lists the lab's parts in start order. Each constructor returns its service

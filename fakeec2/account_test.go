@@ -22,6 +22,7 @@ import (
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
+	ec2model "github.com/karplab/karplab/fakeec2/ec2"
 	fakeeks "github.com/karplab/karplab/fakeec2/eks"
 	fakeiam "github.com/karplab/karplab/fakeec2/iam"
 	"github.com/karplab/karplab/fakeec2/trail"
@@ -80,7 +81,7 @@ func TestIntegrationAccountServices(t *testing.T) {
 		CertificateAuthorityData: "Y2E=", Version: "1.37", ServiceIPv4CIDR: "10.96.0.0/12",
 		RoleARN: "arn:aws:iam::123456789012:role/eks-cluster"}))
 
-	it, _ := fakeec2.LookupInstanceType("m6i.large")
+	it, _ := ec2model.LookupInstanceType("m6i.large")
 	prices, err := pc.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), Filters: []pricingtypes.Filter{
 		{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("instanceType"), Value: aws.String("m6i.large")},
 		{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("regionCode"), Value: aws.String("eu-west-2")},
@@ -167,7 +168,7 @@ func TestIntegrationUnknownService(t *testing.T) {
 // default, the controller may make every call the provider makes and nothing else, the
 // learner is not bound by it, and a reset brings it back after a lab replaced it.
 func TestIntegrationDefaultControllerPolicy(t *testing.T) {
-	def := authz.Policy{Statements: []authz.PolicyStatement{fakeec2.KarpenterControllerPolicy(karpenterKey)}}
+	def := authz.Policy{Statements: []authz.PolicyStatement{authz.KarpenterControllerPolicy(karpenterKey)}}
 	e := newEnv(t, func(o *fakeec2.Options) { o.DefaultPolicy = &def })
 	ctx := e.ctx
 	ctrl := iam.NewFromConfig(awsConfig(t, e.url, karpenterKey))

@@ -5,7 +5,8 @@
 // billing ledger, an audit trail, an IAM-like policy and injectable faults.
 //
 // Layout, moto-style: the EC2 model (package fakeec2/ec2: the resource records, their
-// states and the table of the state rules every mutating action consults) and the store
+// states, the table of the state rules every mutating action consults and the
+// instance-type catalog) and the store
 // and its behaviour (server.go, billing.go, audit.go, policy.go, faults.go) never see form
 // values or XML. Package fakeec2/ec2/wire holds the protocol's primitives: the request
 // decoder, EC2's Error and codes (its Refuse turns the model's refusal into EC2's error),
@@ -25,7 +26,8 @@
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by
 // router.go; budgetledger.go feeds the budgets' spend from the billing ledger. The
 // account-wide records and their pure rules have their own packages too: fakeec2/authz
-// the IAM-like policy (Authorize, the launch checks, the encoded denial message),
+// the IAM-like policy (Authorize, the launch checks, the encoded denial message, the
+// default KarpenterControllerPolicy),
 // fakeec2/trail the audit trail's events and queries, fakeec2/billing the ledger's
 // entries, prices, accrual and cost reports; the root holds each under its locks and
 // persists it (policy.go, audit.go, billing.go).

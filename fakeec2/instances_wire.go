@@ -203,7 +203,7 @@ func (s *Server) wireInstance(in *ec2.Instance) xmlInstance {
 	x.CapacityReservationSpecification.Preference = "open"
 	if it := s.types[in.InstanceType]; it != nil {
 		threads := int32(2)
-		if isGraviton(it) {
+		if it.IsGraviton() {
 			threads = 1
 		}
 		x.CPUOptions.CoreCount, x.CPUOptions.ThreadsPerCore = it.VCPUs/threads, threads

@@ -1,38 +1,15 @@
 package fakeec2
 
 import (
-	"hash/fnv"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
-
-// SpotPrice is the emulated spot price of instanceType in zone: a stable 30-45% of the
-// on-demand price, different per zone (a deterministic hash, so every run agrees).
-func SpotPrice(it *InstanceTypeInfo, zone string) float64 {
-	h := fnv.New32a()
-	h.Write([]byte(it.Name + "/" + zone))
-	factor := 0.30 + float64(h.Sum32()%151)/1000
-	return math.Round(it.OnDemandPrice*factor*10000) / 10000
-}
-
-// LookupInstanceType returns the catalog entry of name.
-func LookupInstanceType(name string) (InstanceTypeInfo, bool) {
-	for _, it := range catalog {
-		if it.Name == name {
-			return it, true
-		}
-	}
-	return InstanceTypeInfo{}, false
-}
-
-// InstanceTypes returns the catalog.
-func InstanceTypes() []InstanceTypeInfo { return append([]InstanceTypeInfo(nil), catalog...) }
 
 func (s *Server) price(instanceType, zone, capacityType string) float64 {
 	it := s.types[instanceType]
@@ -40,17 +17,10 @@ func (s *Server) price(instanceType, zone, capacityType string) float64 {
 		return 0
 	}
 	if capacityType == "spot" {
-		return SpotPrice(it, zone)
+		return ec2.SpotPrice(it, zone)
 	}
 	return it.OnDemandPrice
 }
-
-func family(instanceType string) string {
-	f, _, _ := strings.Cut(instanceType, ".")
-	return f
-}
-
-func isGraviton(it *InstanceTypeInfo) bool { return it.Arch == "arm64" }
 
 // --- DescribeInstanceTypes ---
 
@@ -131,44 +101,44 @@ func i32s(n int32) []string   { return []string{strconv.Itoa(int(n))} }
 func i64s(n int64) []string   { return []string{strconv.FormatInt(n, 10)} }
 func f64s(f float64) []string { return []string{strconv.FormatFloat(f, 'f', -1, 64)} }
 
-var instanceTypeAttrs = wire.AttrTable[*InstanceTypeInfo]{
-	"instance-type":                         func(it *InstanceTypeInfo) []string { return wire.One(it.Name) },
-	"processor-info.supported-architecture": func(it *InstanceTypeInfo) []string { return wire.One(it.Arch) },
-	"processor-info.manufacturer":           func(it *InstanceTypeInfo) []string { return wire.One(it.Manufacturer) },
-	"processor-info.sustained-clock-speed-in-ghz": func(it *InstanceTypeInfo) []string {
+var instanceTypeAttrs = wire.AttrTable[*ec2.InstanceTypeInfo]{
+	"instance-type":                         func(it *ec2.InstanceTypeInfo) []string { return wire.One(it.Name) },
+	"processor-info.supported-architecture": func(it *ec2.InstanceTypeInfo) []string { return wire.One(it.Arch) },
+	"processor-info.manufacturer":           func(it *ec2.InstanceTypeInfo) []string { return wire.One(it.Manufacturer) },
+	"processor-info.sustained-clock-speed-in-ghz": func(it *ec2.InstanceTypeInfo) []string {
 		return f64s(it.ClockSpeedGHz)
 	},
-	"supported-virtualization-type":   func(*InstanceTypeInfo) []string { return wire.One("hvm") },
-	"supported-root-device-type":      func(*InstanceTypeInfo) []string { return wire.One("ebs") },
-	"supported-usage-class":           func(*InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
-	"current-generation":              func(*InstanceTypeInfo) []string { return wire.One("true") },
-	"bare-metal":                      func(*InstanceTypeInfo) []string { return wire.One("false") },
-	"burstable-performance-supported": func(*InstanceTypeInfo) []string { return wire.One("false") },
-	"free-tier-eligible":              func(*InstanceTypeInfo) []string { return wire.One("false") },
-	"hypervisor":                      func(*InstanceTypeInfo) []string { return wire.One("nitro") },
-	"instance-storage-supported":      func(*InstanceTypeInfo) []string { return wire.One("false") },
-	"vcpu-info.default-vcpus":         func(it *InstanceTypeInfo) []string { return i32s(it.VCPUs) },
-	"memory-info.size-in-mib":         func(it *InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
-	"network-info.maximum-network-interfaces": func(it *InstanceTypeInfo) []string {
+	"supported-virtualization-type":   func(*ec2.InstanceTypeInfo) []string { return wire.One("hvm") },
+	"supported-root-device-type":      func(*ec2.InstanceTypeInfo) []string { return wire.One("ebs") },
+	"supported-usage-class":           func(*ec2.InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
+	"current-generation":              func(*ec2.InstanceTypeInfo) []string { return wire.One("true") },
+	"bare-metal":                      func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
+	"burstable-performance-supported": func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
+	"free-tier-eligible":              func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
+	"hypervisor":                      func(*ec2.InstanceTypeInfo) []string { return wire.One("nitro") },
+	"instance-storage-supported":      func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
+	"vcpu-info.default-vcpus":         func(it *ec2.InstanceTypeInfo) []string { return i32s(it.VCPUs) },
+	"memory-info.size-in-mib":         func(it *ec2.InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
+	"network-info.maximum-network-interfaces": func(it *ec2.InstanceTypeInfo) []string {
 		return i32s(it.MaxENIs)
 	},
-	"network-info.ipv4-addresses-per-interface": func(it *InstanceTypeInfo) []string {
+	"network-info.ipv4-addresses-per-interface": func(it *ec2.InstanceTypeInfo) []string {
 		return i32s(it.IPv4PerENI)
 	},
-	"network-info.network-performance": func(it *InstanceTypeInfo) []string { return wire.One(it.NetworkPerformance) },
-	"network-info.ena-support":         func(*InstanceTypeInfo) []string { return wire.One("required") },
-	"ebs-info.encryption-support":      func(*InstanceTypeInfo) []string { return wire.One("supported") },
-	"ebs-info.nvme-support":            func(*InstanceTypeInfo) []string { return wire.One("required") },
+	"network-info.network-performance": func(it *ec2.InstanceTypeInfo) []string { return wire.One(it.NetworkPerformance) },
+	"network-info.ena-support":         func(*ec2.InstanceTypeInfo) []string { return wire.One("required") },
+	"ebs-info.encryption-support":      func(*ec2.InstanceTypeInfo) []string { return wire.One("supported") },
+	"ebs-info.nvme-support":            func(*ec2.InstanceTypeInfo) []string { return wire.One("required") },
 }
 
 func (s *Server) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
 	// Pages are cut by position in the catalog (seq = index + 1).
-	idx := map[*InstanceTypeInfo]uint64{}
-	for i := range catalog {
-		idx[&catalog[i]] = uint64(i + 1)
+	idx := map[*ec2.InstanceTypeInfo]uint64{}
+	for i := range s.catalog {
+		idx[&s.catalog[i]] = uint64(i + 1)
 	}
-	req, err := parseDescribe(c, describeSpec[*InstanceTypeInfo]{attrs: instanceTypeAttrs, min: 5, max: 100,
-		idParam: "InstanceType", dedupe: true, seq: func(it *InstanceTypeInfo) uint64 { return idx[it] }})
+	req, err := parseDescribe(c, describeSpec[*ec2.InstanceTypeInfo]{attrs: instanceTypeAttrs, min: 5, max: 100,
+		idParam: "InstanceType", dedupe: true, seq: func(it *ec2.InstanceTypeInfo) uint64 { return idx[it] }})
 	if err != nil {
 		return nil, err
 	}
@@ -185,13 +155,13 @@ func (s *Server) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
 	return resp, nil
 }
 
-func (s *Server) wireInstanceType(it *InstanceTypeInfo) xmlInstanceTypeInfo {
+func (s *Server) wireInstanceType(it *ec2.InstanceTypeInfo) xmlInstanceTypeInfo {
 	threads := int32(2)
-	if isGraviton(it) {
+	if it.IsGraviton() {
 		threads = 1
 	}
 	boot := []string{"legacy-bios", "uefi"}
-	if isGraviton(it) {
+	if it.IsGraviton() {
 		boot = []string{"uefi"}
 	}
 	bareMetal, hypervisor := "false", "nitro"
@@ -274,7 +244,7 @@ func (s *Server) describeInstanceTypeOfferings(c *call) (wire.Response, *wire.Er
 		return nil, wire.InvalidValue("Value (%s) for parameter locationType is invalid. Valid values: region, availability-zone, availability-zone-id", lt)
 	}
 	var items []offering
-	for _, it := range catalog {
+	for _, it := range s.catalog {
 		for _, l := range locs {
 			o := offering{seq: uint64(len(items) + 1), typ: it.Name, locType: lt, location: l}
 			items = append(items, o)
@@ -353,7 +323,7 @@ func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) 
 				if pd != "Linux/UNIX" && pd != "Linux/UNIX (Amazon VPC)" {
 					continue
 				}
-				rows = append(rows, spotRow{seq: uint64(len(rows) + 1), typ: name, zone: z.Name, desc: pd, price: SpotPrice(it, z.Name)})
+				rows = append(rows, spotRow{seq: uint64(len(rows) + 1), typ: name, zone: z.Name, desc: pd, price: ec2.SpotPrice(it, z.Name)})
 			}
 		}
 	}

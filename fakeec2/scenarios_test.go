@@ -16,6 +16,7 @@ import (
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/billing"
+	ec2model "github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -194,8 +195,8 @@ func TestIntegrationBillingAccrual(t *testing.T) {
 		[]ec2types.Tag{{Key: aws.String("application"), Value: aws.String("batch")}})
 	e.must(err)
 	odID, spID := od.Instances[0].InstanceIds[0], sp.Instances[0].InstanceIds[0]
-	m6i, _ := fakeec2.LookupInstanceType("m6i.large")
-	spotPrice := fakeec2.SpotPrice(&m6i, "eu-west-2b")
+	m6i, _ := ec2model.LookupInstanceType("m6i.large")
+	spotPrice := ec2model.SpotPrice(&m6i, "eu-west-2b")
 	if spotPrice >= m6i.OnDemandPrice || spotPrice <= 0 {
 		t.Fatalf("spot price %v vs on-demand %v", spotPrice, m6i.OnDemandPrice)
 	}

@@ -97,7 +97,8 @@ type Server struct {
 	clock           *labClock
 	ids             IDGenerator
 	log             *slog.Logger
-	types           map[string]*InstanceTypeInfo
+	catalog         []ec2.InstanceTypeInfo           // the model's catalog, in its order
+	types           map[string]*ec2.InstanceTypeInfo // into catalog
 	typeNames       []string
 
 	persist *persister
@@ -189,9 +190,10 @@ func New(opts Options) (*Server, error) {
 	for i, l := range []string{"a", "b", "c"} {
 		s.zones = append(s.zones, zoneInfo{Name: s.region + l, ID: short + "-" + zoneIDs[i]})
 	}
-	s.types = map[string]*InstanceTypeInfo{}
-	for i := range catalog {
-		it := &catalog[i]
+	s.catalog = ec2.InstanceTypes()
+	s.types = map[string]*ec2.InstanceTypeInfo{}
+	for i := range s.catalog {
+		it := &s.catalog[i]
 		s.types[it.Name] = it
 		s.typeNames = append(s.typeNames, it.Name)
 	}

@@ -13,7 +13,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
-	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -387,7 +387,7 @@ func checkNoLeaks(ev *evidence.Evidence) Check {
 
 // instanceCapacity is an instance type's vCPUs and memory bytes, from the emulator's catalog.
 func instanceCapacity(instanceType string) (cpu, memBytes int64) {
-	it, ok := fakeec2.LookupInstanceType(instanceType)
+	it, ok := ec2.LookupInstanceType(instanceType)
 	if !ok {
 		return 0, 0
 	}

@@ -25,7 +25,6 @@ import (
 
 	awsv1 "github.com/aws/karpenter-provider-aws/pkg/apis/v1"
 	"github.com/karplab/karplab/cluster/karpenter"
-	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -445,7 +444,7 @@ func TestIntegrationUnauthorized(t *testing.T) {
 	e := lab(t)
 	ctx := context.Background()
 	e.applySeed(t)
-	allowed := fakeec2.KarpenterControllerPolicy(karpenterKey)
+	allowed := authz.KarpenterControllerPolicy(karpenterKey)
 	if err := e.admin.SetPolicy(ctx, authz.Policy{Statements: []authz.PolicyStatement{allowed, {
 		Sid: "karpenter-may-not-launch", Callers: []string{karpenterKey}, DenyActions: []string{"CreateFleet"},
 	}}}); err != nil {

@@ -3,6 +3,8 @@
 // file's and the admin API's format), Authorize for any service's action on a resource,
 // the launch conditions (CheckLaunch, CheckPlacement) EC2 applies before it creates
 // anything, and EncodeMessage, the opaque text an UnauthorizedOperation carries.
+// controllerpolicy.go holds KarpenterControllerPolicy, the statement the lab gives
+// Karpenter's controller by default.
 //
 // It needs no server, lock or store: fakeec2 (the root) holds the policy in force under
 // its lock and calls these rules. It imports only fakeec2/ec2 (the model), fakeec2/ec2/wire

@@ -10,6 +10,8 @@
 // allocation, operations that need no lock, clock or store), and refusals.go the
 // one table of preconditions every mutating action consults: Refuse answers a Refusal
 // (EC2's code and message), which fakeec2 turns into its wire error in one place.
+// catalog.go and catalog_data.go hold the instance-type catalog (InstanceTypeInfo,
+// LookupInstanceType, InstanceTypes, SpotPrice): fixed facts and prices, with their sources.
 //
 // fakeec2 (the root) keeps the store, the lock and the clock, fakeec2/ec2/wire the
 // protocol's primitives and the root's handlers the rest of the wire. This package

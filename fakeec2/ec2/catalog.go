@@ -1,4 +1,9 @@
-package fakeec2
+package ec2
+
+import (
+	"hash/fnv"
+	"math"
+)
 
 // InstanceTypeInfo is one entry of the emulator's instance-type catalog: the facts
 // DescribeInstanceTypes, DescribeInstanceTypeOfferings, DescribeSpotPriceHistory and billing
@@ -21,4 +26,29 @@ type InstanceTypeInfo struct {
 	// BareMetal is a .metal type: no hypervisor (the Price List sells it as
 	// "Compute Instance (bare metal)", which karpenter-provider-aws asks for).
 	BareMetal bool
+}
+
+// IsGraviton is an AWS Graviton (arm64) type: one thread per core, UEFI boot only.
+func (it *InstanceTypeInfo) IsGraviton() bool { return it.Arch == "arm64" }
+
+// LookupInstanceType returns the catalog entry of name.
+func LookupInstanceType(name string) (InstanceTypeInfo, bool) {
+	for _, it := range catalog {
+		if it.Name == name {
+			return it, true
+		}
+	}
+	return InstanceTypeInfo{}, false
+}
+
+// InstanceTypes returns a copy of the catalog, sorted by name.
+func InstanceTypes() []InstanceTypeInfo { return append([]InstanceTypeInfo(nil), catalog...) }
+
+// SpotPrice is the emulated spot price of it in zone: a stable 30-45% of the on-demand
+// price, different per zone (a deterministic hash, so every run agrees).
+func SpotPrice(it *InstanceTypeInfo, zone string) float64 {
+	h := fnv.New32a()
+	h.Write([]byte(it.Name + "/" + zone))
+	factor := 0.30 + float64(h.Sum32()%151)/1000
+	return math.Round(it.OnDemandPrice*factor*10000) / 10000
 }

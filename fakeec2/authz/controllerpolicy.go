@@ -1,14 +1,12 @@
-package fakeec2
-
-import "github.com/karplab/karplab/fakeec2/authz"
+package authz
 
 // KarpenterControllerPolicy is the least-privilege policy Karpenter's getting-started
 // CloudFormation stack gives the controller's role (KarpenterControllerPolicy), as the
 // lab's policy can say it: the actions, not the tag conditions that scope them on AWS.
 // caller is the access key the controller signs with; everything else it calls is
 // denied, as IAM's implicit deny does.
-func KarpenterControllerPolicy(caller string) authz.PolicyStatement {
-	return authz.PolicyStatement{
+func KarpenterControllerPolicy(caller string) PolicyStatement {
+	return PolicyStatement{
 		Sid:     "KarpenterControllerPolicy",
 		Callers: []string{caller},
 		AllowActions: []string{

@@ -1,4 +1,4 @@
-package fakeec2
+package ec2
 
 // The emulator's instance-type catalog: c, m and r families of the 5th, 6th and 7th
 // generations (Intel, AMD and Graviton), sizes large to 8xlarge (c5 has no 8xlarge), and

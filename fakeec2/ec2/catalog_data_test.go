@@ -1,4 +1,4 @@
-package fakeec2
+package ec2
 
 import (
 	"math"
