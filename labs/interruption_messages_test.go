@@ -7,10 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -40,7 +45,9 @@ func TestIntegrationProviderHandlesEachMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNodeEvent(t, e, out, rebalanced.node, "SpotRebalanceRecommendation")
-	time.Sleep(10 * time.Second) // Karpenter acts on a rebalance by recording it, not by draining
+	// Karpenter acts on a rebalance by recording it, not by draining: once it has deleted
+	// the message, it has done all it will do.
+	waitQueueDrained(t, e, out)
 	if c, ok := claimNamed(t, e, rebalanced.name); !ok || c.deleting {
 		t.Errorf("after a rebalance recommendation NodeClaim %s exists %t, deleting %t; Karpenter should leave it", rebalanced.name, ok, c.deleting)
 	}
@@ -140,6 +147,30 @@ func waitNodeEvent(t *testing.T, e *Env, out io.Writer, node, reason string) {
 			}
 		}
 		return false, fmt.Sprintf("%d events on the node, none %s", len(evs.Items), reason), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitQueueDrained waits until the interruption queue holds no message, visible or
+// in flight: Karpenter deletes a message only after it has acted on it.
+func waitQueueDrained(t *testing.T, e *Env, out io.Writer) {
+	t.Helper()
+	client := sqs.New(sqs.Options{Region: cluster.Region, BaseEndpoint: aws.String(e.EC2Endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider(evidence.GraderAccessKeyID, cluster.DummySecretAccessKey, "")})
+	url, err := client.GetQueueUrl(t.Context(), &sqs.GetQueueUrlInput{QueueName: aws.String(cluster.ClusterName)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = waitFor(t.Context(), out, time.Minute, "the interruption queue drained", func(ctx context.Context) (bool, string, error) {
+		got, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: url.QueueUrl,
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+		if err != nil {
+			return false, "", err
+		}
+		visible, inFlight := got.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)], got.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)]
+		return visible == "0" && inFlight == "0", fmt.Sprintf("%s messages waiting, %s taken and not yet deleted", visible, inFlight), nil
 	})
 	if err != nil {
 		t.Fatal(err)
