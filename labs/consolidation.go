@@ -2,6 +2,7 @@ package labs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/labs/evidence"
@@ -327,20 +329,83 @@ and watch Karpenter consolidate (kubectl get nodeclaims -w); then karplab check 
 	// consolidateAfter is the seed's 5m: skip each quiet spell, as the README has the
 	// learner do, until Karpenter has nothing left to consolidate.
 	var err error
-	for range consolidationSkips {
-		if err = e.skipTime(ctx, out, consolidationQuiet); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, " waiting for Karpenter to consolidate (one node at a time)\n")
-		if err = e.waitChecks(ctx, out, consolidationStep, consolidationLab, "nodes-consolidated", "consolidated-cleaned-up"); err == nil {
-			break
-		}
+	done := false
+	for i := 0; i < consolidationSkips && !done && ctx.Err() == nil; i++ {
+		done, err = e.skipAndConsolidate(ctx, out)
 	}
-	if err != nil {
+	if !done {
+		if err == nil {
+			err = errors.New("Karpenter still had nodes to consolidate")
+		}
 		return fmt.Errorf("after %d skips of %s: %w", consolidationSkips, consolidationQuiet, err)
 	}
 	fmt.Fprintf(out, "\nKarpenter consolidated the pool. Grade it: karplab check %s; read it: karplab evidence\n", consolidationLab)
 	return nil
+}
+
+// skipAndConsolidate skips one quiet spell and waits until the checks pass (done) or
+// Karpenter has finished the step the skip allowed: a NodeClaim fewer, none being deleted,
+// the workers rolled out. The workers it moved make their new nodes busy again, so the
+// caller skips again at once; with no step within consolidationStep, it skips again too.
+func (e *Env) skipAndConsolidate(ctx context.Context, out io.Writer) (done bool, err error) {
+	l, err := Get(consolidationLab)
+	if err != nil {
+		return false, err
+	}
+	before, _, err := e.poolClaims(ctx, generalPool)
+	if err != nil {
+		return false, err
+	}
+	if err := e.skipTime(ctx, out, consolidationQuiet); err != nil {
+		return false, err
+	}
+	fmt.Fprintf(out, " waiting for Karpenter to consolidate (one node at a time)\n")
+	ids := []string{"nodes-consolidated", "consolidated-cleaned-up"}
+	err = poll(ctx, out, consolidationStep, 3*time.Second, strings.Join(ids, ", "), func(ctx context.Context) (bool, string, error) {
+		r, err := l.Check(ctx, e)
+		if err != nil {
+			return false, "", err
+		}
+		var status []string
+		passed := 0
+		for _, c := range r.Checks {
+			if slices.Contains(ids, c.ID) {
+				status = append(status, c.Reason)
+				if c.Passed {
+					passed++
+				}
+			}
+		}
+		if done = passed == len(ids); done {
+			return true, strings.Join(status, "; "), nil
+		}
+		live, deleting, err := e.poolClaims(ctx, generalPool)
+		if err != nil {
+			return false, "", err
+		}
+		rolled, _, err := e.rolledOut(ctx, zibaNamespace, renderWorker)
+		if err != nil {
+			return false, "", err
+		}
+		return live < before && deleting == 0 && rolled, strings.Join(status, "; "), nil
+	})
+	return done, err
+}
+
+// poolClaims counts pool's NodeClaims: those that live and those being deleted.
+func (e *Env) poolClaims(ctx context.Context, pool string) (live, deleting int, err error) {
+	list, err := e.Dynamic.Resource(nodeClaimsGVR).List(ctx, metav1.ListOptions{LabelSelector: karpv1.NodePoolLabelKey + "=" + pool})
+	if err != nil {
+		return 0, 0, fmt.Errorf("listing NodeClaims: %w", err)
+	}
+	for _, c := range list.Items {
+		if c.GetDeletionTimestamp() != nil {
+			deleting++
+		} else {
+			live++
+		}
+	}
+	return live, deleting, nil
 }
 
 // The solution's consolidation: each skip of the seed's consolidateAfter lets Karpenter
