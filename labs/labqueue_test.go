@@ -33,6 +33,13 @@ type labQueue struct {
 	waiting  []*labWaiter
 	arrivals int
 	gathered bool
+	// inService counts the labs added and not retired.
+	inService int
+	// retire, when set, takes a lab given back while no test waits and another lab is still
+	// in service: every test queues at the start, so the labs of the run's tail stop while
+	// the last tests run. The last lab stays for any test that comes late. It is called
+	// under mu and must not block.
+	retire func(*testLab)
 }
 
 type labWaiter struct {
@@ -40,8 +47,17 @@ type labWaiter struct {
 	got           chan *testLab
 }
 
-func newLabQueue(labs []*testLab) *labQueue {
-	return &labQueue{free: slices.Clone(labs)}
+func newLabQueue(labs []*testLab, retire func(*testLab)) *labQueue {
+	return &labQueue{free: slices.Clone(labs), inService: len(labs), retire: retire}
+}
+
+// add puts a lab that has just started in service.
+func (q *labQueue) add(l *testLab) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.inService++
+	q.free = append(q.free, l)
+	q.handOut()
 }
 
 // take waits for a lab for the test named name.
@@ -80,10 +96,15 @@ func (q *labQueue) take(ctx context.Context, name string) (*testLab, error) {
 	}
 }
 
-// give returns a lab to the queue.
+// give returns a lab to the queue, or retires it.
 func (q *labQueue) give(l *testLab) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.retire != nil && len(q.waiting) == 0 && q.inService > 1 {
+		q.inService--
+		q.retire(l)
+		return
+	}
 	q.free = append(q.free, l)
 	q.handOut()
 }
@@ -111,7 +132,7 @@ func (q *labQueue) handOut() {
 // The queue gives its labs to the longest tests that wait, whatever order they came in.
 func TestLabQueueLongestFirst(t *testing.T) {
 	labs := []*testLab{{}} // one lab: it goes from test to test in the queue's order
-	q := newLabQueue(labs)
+	q := newLabQueue(labs, func(*testLab) { t.Error("the only lab was retired") })
 	names := []string{"TestShort", longestFirst[2], "TestOther", longestFirst[0]}
 	got := make(chan string, len(names))
 	var wg sync.WaitGroup
@@ -142,6 +163,33 @@ func TestLabQueueLongestFirst(t *testing.T) {
 	}
 	if len(q.free) != len(labs) {
 		t.Errorf("%d labs free after every test gave its back, want %d", len(q.free), len(labs))
+	}
+}
+
+// A lab given back while no test waits is retired, unless it is the last in service.
+func TestLabQueueRetiresIdleLabs(t *testing.T) {
+	first, second := &testLab{}, &testLab{}
+	retired := make(chan *testLab, 2)
+	q := newLabQueue(nil, func(l *testLab) { retired <- l })
+	q.add(first)
+	q.add(second)
+	for range 2 {
+		l, err := q.take(t.Context(), "TestShort")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.give(l)
+	}
+	if got := <-retired; got != first {
+		t.Errorf("retired %p, want the first lab %p", got, first)
+	}
+	select {
+	case l := <-retired:
+		t.Errorf("retired the last lab in service too (%p)", l)
+	default:
+	}
+	if len(q.free) != 1 || q.free[0] != second || q.inService != 1 {
+		t.Errorf("free %v, %d in service; want the second lab alone", q.free, q.inService)
 	}
 }
 

@@ -29,11 +29,12 @@ import (
 // resets it and gives it back when it ends, so every lab is proved on a cluster with a
 // namespace, node and workload of its own; at the end `stop --uninstall` must leave each such cluster exactly as it was.
 var pool struct {
-	exe   string    // the karplab binary the daemons run, for scripts that call it
-	queue *labQueue // the labs no test holds, and the tests that wait for one
-	all   []*testLab
-	err   error    // why there is none
-	held  sync.Map // *testing.T -> *testLab
+	exe     string        // the karplab binary the daemons run, for scripts that call it
+	queue   *labQueue     // the labs no test holds, and the tests that wait for one
+	all     []*testLab    // every lab, once all have started
+	started chan struct{} // closed when every lab has started
+	err     error         // why there is none
+	held    sync.Map      // *testing.T -> *testLab
 }
 
 // testLab is one lab of the pool.
@@ -83,7 +84,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startPool starts n labs side by side and returns what stops them all.
+// startPool starts n labs side by side and returns what stops them all. Each lab serves
+// tests as soon as it is ready, and a lab the run's tail no longer needs stops while the
+// last tests run (labQueue.retire). A lab that fails to start ends the run.
 func startPool(n int) (stop func() error, err error) {
 	dir, err := os.MkdirTemp("", "karplab-labs-test")
 	if err != nil {
@@ -92,37 +95,59 @@ func startPool(n int) (stop func() error, err error) {
 	if pool.exe, err = karplabtest.Binary(dir); err != nil {
 		return nil, err
 	}
-	labs := make([]*testLab, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range labs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			labs[i], errs[i] = startLab(filepath.Join(dir, fmt.Sprintf("lab%d", i+1)))
-		}()
+	var (
+		mu      sync.Mutex
+		labs    []*testLab // every lab that started
+		stopErr []error
+		stops   sync.WaitGroup // the labs retired early
+	)
+	stopLab := func(l *testLab) {
+		err := l.stop()
+		mu.Lock()
+		stopErr = append(stopErr, err)
+		mu.Unlock()
 	}
-	wg.Wait()
-	stop = func() error {
-		all := make([]error, len(labs))
-		var wg sync.WaitGroup
-		for i, l := range labs { // side by side, as they started: each uninstall mostly waits
-			if l != nil {
-				wg.Go(func() { all[i] = l.stop() })
+	pool.queue = newLabQueue(nil, func(l *testLab) { stops.Go(func() { stopLab(l) }) })
+	pool.started = make(chan struct{})
+	var starting sync.WaitGroup
+	for i := range n {
+		starting.Go(func() {
+			l, err := startLab(filepath.Join(dir, fmt.Sprintf("lab%d", i+1)))
+			if err != nil {
+				// Tests may be running on the other labs: end the run, and with it every
+				// child (they end with this process).
+				fmt.Fprintf(os.Stderr, "starting lab %d: %v\n", i+1, err)
+				os.RemoveAll(dir)
+				os.Exit(2)
 			}
+			mu.Lock()
+			labs = append(labs, l)
+			mu.Unlock()
+			pool.queue.add(l)
+		})
+	}
+	go func() {
+		starting.Wait()
+		pool.all = labs
+		close(pool.started)
+	}()
+	stop = func() error {
+		<-pool.started
+		pool.queue.mu.Lock()
+		left := pool.queue.free // every test has ended: the labs not yet retired
+		pool.queue.free = nil
+		pool.queue.mu.Unlock()
+		for _, l := range left { // side by side, as they started: each uninstall mostly waits
+			stops.Go(func() { stopLab(l) })
 		}
-		wg.Wait()
+		stops.Wait()
 		if os.Getenv("KARPLAB_KEEP_TEST_HOME") == "" {
 			os.RemoveAll(dir)
 		} else {
 			fmt.Fprintln(os.Stderr, "lab homes kept under", dir)
 		}
-		return errors.Join(all...)
+		return errors.Join(stopErr...)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, errors.Join(err, stop())
-	}
-	pool.all, pool.queue = labs, newLabQueue(labs)
 	return stop, nil
 }
 
