@@ -33,8 +33,9 @@ func TestIntegrationConsolidationExerciseFails(t *testing.T) {
 	if err := e.waitPods(t.Context(), out, time.Minute, zibaNamespace, renderSelector, consLowReplicas, "Running"); err != nil {
 		t.Fatal(err)
 	}
-	// The solution's first consolidation comes about 50s after the drop; give the exercise as long.
-	r := checkUntil(t, e, l, true, 50*time.Second) // it must not come to pass
+	// No quiet spell has passed (the exercise asks for 10m of lab time and the test skips
+	// none), so Karpenter may consolidate nothing yet: one grading is the whole answer.
+	r := checkUntil(t, e, l, true, 0)
 	if r.Passed {
 		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
 	}
