@@ -48,12 +48,12 @@ var regionAttrs = wire.AttrTable[regionRow]{
 
 func (s *Server) describeRegions(c *call) (wire.Response, *wire.Error) {
 	var all bool
-	req, err := parseDescribe(c, describeSpec[regionRow]{attrs: regionAttrs, noPaging: true,
-		params: func(q *wire.Query) (e *wire.Error) {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[regionRow]{Attrs: regionAttrs, NoPaging: true,
+		Params: func(q *wire.Query) (e *wire.Error) {
 			all, _, e = q.Bool("AllRegions")
 			return e
 		},
-		idParam: "RegionName", dedupe: true, seq: func(r regionRow) uint64 { return r.seq }})
+		IDParam: "RegionName", Dedupe: true, Seq: func(r regionRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (s *Server) describeRegions(c *call) (wire.Response, *wire.Error) {
 		r.seq = uint64(i + 1)
 		rows[name] = r
 	}
-	page, _, err := req.run(rows, func(n string) *wire.Error { return wire.InvalidValue("Invalid region names: [%s]", n) })
+	page, _, err := req.Run(rows, func(n string) *wire.Error { return wire.InvalidValue("Invalid region names: [%s]", n) })
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +151,12 @@ type describeKeyPairsResponse struct {
 
 // describeNone answers a Describe of records the lab never has: the filters are checked,
 // the first ID or name asked for is not found, and the list is empty.
-func describeNone(c *call, d describeSpec[struct{}], idNotFound func(string) *wire.Error) *wire.Error {
-	req, err := parseDescribe(c, d)
+func describeNone(c *call, d wire.Describe[struct{}], idNotFound func(string) *wire.Error) *wire.Error {
+	req, err := wire.ParseDescribe(c.q, d)
 	if err != nil {
 		return err
 	}
-	_, _, err = req.run(nil, idNotFound)
+	_, _, err = req.Run(nil, idNotFound)
 	return err
 }
 
@@ -167,9 +167,9 @@ func (s *Server) describeKeyPairs(c *call) (wire.Response, *wire.Error) {
 		return wire.BadRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", name)
 	}
 	// KeyName is looked up before KeyPairId, as EC2 does.
-	if err := describeNone(c, describeSpec[struct{}]{attrs: noneTable[struct{}]("key-name", "key-pair-id", "fingerprint", "key-type"),
-		tags: noTags, noPaging: true, idParam: "KeyName", nameParam: "KeyPairId",
-		byName: func(id string) (struct{}, *wire.Error) { return struct{}{}, notFound(id) }}, notFound); err != nil {
+	if err := describeNone(c, wire.Describe[struct{}]{Attrs: wire.NoneTable[struct{}]("key-name", "key-pair-id", "fingerprint", "key-type"),
+		Tags: noTags, NoPaging: true, IDParam: "KeyName", NameParam: "KeyPairId",
+		ByName: func(id string) (struct{}, *wire.Error) { return struct{}{}, notFound(id) }}, notFound); err != nil {
 		return nil, err
 	}
 	if _, _, err := c.q.Bool("IncludePublicKey"); err != nil {
@@ -186,11 +186,11 @@ type describeAddressesResponse struct {
 }
 
 func (s *Server) describeAddresses(c *call) (wire.Response, *wire.Error) {
-	attrs := noneTable[struct{}]("allocation-id", "association-id", "domain", "instance-id", "network-border-group",
+	attrs := wire.NoneTable[struct{}]("allocation-id", "association-id", "domain", "instance-id", "network-border-group",
 		"network-interface-id", "network-interface-owner-id", "private-ip-address", "public-ip")
-	if err := describeNone(c, describeSpec[struct{}]{attrs: attrs, tags: noTags, noPaging: true,
-		idParam: "PublicIp", nameParam: "AllocationId",
-		byName: func(id string) (struct{}, *wire.Error) {
+	if err := describeNone(c, wire.Describe[struct{}]{Attrs: attrs, Tags: noTags, NoPaging: true,
+		IDParam: "PublicIp", NameParam: "AllocationId",
+		ByName: func(id string) (struct{}, *wire.Error) {
 			return struct{}{}, wire.BadRequest("InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist", id)
 		}}, func(ip string) *wire.Error {
 		return wire.BadRequest("InvalidAddress.NotFound", "Address '%s' not found.", ip)
@@ -286,14 +286,14 @@ func (s *Server) describeRouteTables(c *call) (wire.Response, *wire.Error) {
 		attrs[k] = f
 	}
 	attrs["owner-id"] = func(routeTable) []string { return wire.One(s.account) }
-	req, err := parseDescribe(c, describeSpec[routeTable]{attrs: attrs, tags: func(routeTable) []ec2.Tag { return nil },
-		min: 5, max: 100, idParam: "RouteTableId", seq: func(r routeTable) uint64 { return r.seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[routeTable]{Attrs: attrs, Tags: func(routeTable) []ec2.Tag { return nil },
+		Min: 5, Max: 100, IDParam: "RouteTableId", Seq: func(r routeTable) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, aerr := req.run(s.routeTables(), func(id string) *wire.Error {
+	page, next, aerr := req.Run(s.routeTables(), func(id string) *wire.Error {
 		return wire.BadRequest("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
 	})
 	if aerr != nil {

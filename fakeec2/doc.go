@@ -5,22 +5,21 @@
 // billing ledger, an audit trail, an IAM-like policy and injectable faults.
 //
 // Layout, moto-style: the EC2 model (package fakeec2/ec2: the resource records, their
-// states, the table of the state rules every mutating action consults and the
-// instance-type catalog) and the store
-// and its behaviour (server.go, billing.go, audit.go, policy.go, faults.go) never see form
-// values or XML. Package fakeec2/ec2/wire holds the protocol's primitives: the request
-// decoder, EC2's Error and codes (its Refuse turns the model's refusal into EC2's error),
-// the XML envelope and the generic filters and pagination. Here dispatch.go routes by
-// Action and one file per resource family (instances.go, fleet.go, launchtemplates.go,
-// volumes.go, network.go, networkwrites.go, images.go, instancetypes.go, tags.go) parses,
-// calls and serialises; the largest keep their XML shapes and Describe handlers in a
-// *_wire.go beside them (instances_wire.go, launchtemplates_wire.go). aws.go holds what
-// AWS itself does to the account (spot interruptions, new EKS AMI releases), which only
-// the admin API triggers. persist.go is the bbolt group-commit writer, idempotency.go the
-// ClientToken records (SDK retries never launch twice), tagindex.go narrows
-// DescribeInstances by the model's tag index. admin.go serves the JSON admin API under
-// /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go) is the
-// HTTP client SDK users of the emulator should prefer.
+// states, the table of the state rules every mutating action consults and the instance-type
+// catalog) and the store and its behaviour (server.go, billing.go, audit.go, policy.go,
+// faults.go) never see form values or XML. Package fakeec2/ec2/wire holds the protocol's
+// primitives: the request decoder, EC2's Error and codes (its Refuse turns the model's
+// refusal into EC2's error), the XML envelope and the generic filters, pagination and
+// Describe requests. Here dispatch.go routes by Action and one file per resource family
+// (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go, networkwrites.go,
+// images.go, instancetypes.go, tags.go) parses, calls and serialises; the largest keep
+// their XML shapes and Describe handlers in a *_wire.go beside them (instances_wire.go,
+// launchtemplates_wire.go). aws.go holds what AWS itself does to the account (spot
+// interruptions, new EKS AMI releases), which only the admin API triggers. persist.go is
+// the bbolt group-commit writer, idempotency.go the ClientToken records (SDK retries never
+// launch twice), tagindex.go narrows DescribeInstances by the model's tag index. admin.go
+// serves the JSON admin API under /_karplab/ and adminclient.go is its typed client;
+// NewHTTPClient (httpclient.go) is the HTTP client SDK users of the emulator should prefer.
 //
 // The account's other services live in their own packages over the same store, clock,
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by

@@ -466,9 +466,9 @@ func (s *Server) describeVolumesModifications(c *call) (wire.Response, *wire.Err
 		attrs[k] = f
 	}
 	attrs["modification-state"] = func(v *ec2.Volume) []string { return wire.One(wireMod(v.ID, v.Mod, now).ModificationState) }
-	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: attrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
-		min: 5, max: 500, idParam: "VolumeId", seq: func(v *ec2.Volume) uint64 { return v.Seq },
-		checkIDs: func(ids []string) *wire.Error {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Volume]{Attrs: attrs, Tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
+		Min: 5, Max: 500, IDParam: "VolumeId", Seq: func(v *ec2.Volume) uint64 { return v.Seq },
+		CheckIDs: func(ids []string) *wire.Error {
 			for _, id := range ids {
 				if v := s.model.Volumes[id]; v == nil {
 					return errVolumeNotFound(id)
@@ -489,7 +489,7 @@ func (s *Server) describeVolumesModifications(c *call) (wire.Response, *wire.Err
 			withMod[id] = v
 		}
 	}
-	page, next, aerr := req.run(withMod, errVolumeNotFound)
+	page, next, aerr := req.Run(withMod, errVolumeNotFound)
 	if aerr != nil {
 		return nil, aerr
 	}

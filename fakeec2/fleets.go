@@ -80,14 +80,14 @@ func (s *Server) describeFleets(c *call) (wire.Response, *wire.Error) {
 		attrs[k] = f
 	}
 	attrs["fleet-state"] = func(fl *ec2.Fleet) []string { return wire.One(s.fleetState(fl)) } // called under s.mu
-	req, err := parseDescribe(c, describeSpec[*ec2.Fleet]{attrs: attrs, tags: func(fl *ec2.Fleet) []ec2.Tag { return fl.Tags },
-		min: 1, max: 1000, idParam: "FleetId", seq: func(fl *ec2.Fleet) uint64 { return fl.Seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Fleet]{Attrs: attrs, Tags: func(fl *ec2.Fleet) []ec2.Tag { return fl.Tags },
+		Min: 1, Max: 1000, IDParam: "FleetId", Seq: func(fl *ec2.Fleet) uint64 { return fl.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, aerr := req.run(s.model.Fleets, errFleetNotFound)
+	page, next, aerr := req.Run(s.model.Fleets, errFleetNotFound)
 	if aerr != nil {
 		return nil, aerr
 	}

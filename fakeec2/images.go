@@ -89,14 +89,14 @@ func (s *Server) describeImages(c *call) (wire.Response, *wire.Error) {
 		}
 		return false
 	}
-	req, err := parseDescribe(c, describeSpec[*ec2.Image]{attrs: imageAttrs, tags: func(i *ec2.Image) []ec2.Tag { return i.Tags },
-		min: 5, max: 1000, idParam: "ImageId", keep: ownerOK, seq: func(i *ec2.Image) uint64 { return i.Seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Image]{Attrs: imageAttrs, Tags: func(i *ec2.Image) []ec2.Tag { return i.Tags },
+		Min: 5, Max: 1000, IDParam: "ImageId", Keep: ownerOK, Seq: func(i *ec2.Image) uint64 { return i.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.model.Images, errImageID)
+	page, next, err := req.Run(s.model.Images, errImageID)
 	if err != nil {
 		return nil, err
 	}

@@ -448,20 +448,20 @@ func noValues(*ec2.Instance) []string { return nil }
 
 func (s *Server) describeInstanceStatus(c *call) (wire.Response, *wire.Error) {
 	var all bool
-	req, err := parseDescribe(c, describeSpec[*ec2.Instance]{attrs: instanceStatusAttrs, min: 5, max: 1000,
-		params: func(q *wire.Query) (e *wire.Error) {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Instance]{Attrs: instanceStatusAttrs, Min: 5, Max: 1000,
+		Params: func(q *wire.Query) (e *wire.Error) {
 			all, _, e = q.Bool("IncludeAllInstances")
 			return e
 		},
-		idParam: "InstanceId", withMax: setWithMax("instancesSet"), checkIDs: s.checkInstanceIDs, dedupe: true,
-		keep: func(in *ec2.Instance) bool { return all || in.State == ec2.StateRunning },
-		seq:  func(in *ec2.Instance) uint64 { return in.Seq }})
+		IDParam: "InstanceId", WithMax: wire.SetWithMax("instancesSet"), CheckIDs: s.checkInstanceIDs, Dedupe: true,
+		Keep: func(in *ec2.Instance) bool { return all || in.State == ec2.StateRunning },
+		Seq:  func(in *ec2.Instance) uint64 { return in.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.model.Instances, wire.InstanceNotFound)
+	page, next, err := req.Run(s.model.Instances, wire.InstanceNotFound)
 	if err != nil {
 		return nil, err
 	}

@@ -137,12 +137,12 @@ func (s *Server) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
 	for i := range s.catalog {
 		idx[&s.catalog[i]] = uint64(i + 1)
 	}
-	req, err := parseDescribe(c, describeSpec[*ec2.InstanceTypeInfo]{attrs: instanceTypeAttrs, min: 5, max: 100,
-		idParam: "InstanceType", dedupe: true, seq: func(it *ec2.InstanceTypeInfo) uint64 { return idx[it] }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.InstanceTypeInfo]{Attrs: instanceTypeAttrs, Min: 5, Max: 100,
+		IDParam: "InstanceType", Dedupe: true, Seq: func(it *ec2.InstanceTypeInfo) uint64 { return idx[it] }})
 	if err != nil {
 		return nil, err
 	}
-	page, next, err := req.run(s.types, func(n string) *wire.Error { // the catalog is fixed: no lock
+	page, next, err := req.Run(s.types, func(n string) *wire.Error { // the catalog is fixed: no lock
 		return wire.BadRequest(wire.CodeInvalidInstanceType, "The following supplied instance types do not exist: [%s]", n)
 	})
 	if err != nil {
@@ -219,8 +219,8 @@ var offeringAttrs = wire.AttrTable[offering]{
 }
 
 func (s *Server) describeInstanceTypeOfferings(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[offering]{attrs: offeringAttrs, min: 5, max: 1000,
-		seq: func(o offering) uint64 { return o.seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[offering]{Attrs: offeringAttrs, Min: 5, Max: 1000,
+		Seq: func(o offering) uint64 { return o.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (s *Server) describeInstanceTypeOfferings(c *call) (wire.Response, *wire.Er
 			items = append(items, o)
 		}
 	}
-	page, next := req.list(items)
+	page, next := req.List(items)
 	resp := &describeOfferingsResponse{NextToken: next}
 	for _, o := range page {
 		resp.Offerings = append(resp.Offerings, xmlOffering{InstanceType: o.typ, LocationType: o.locType, Location: o.location})
@@ -291,8 +291,8 @@ var spotAttrs = wire.AttrTable[spotRow]{
 // describeSpotPriceHistory answers one price per type, zone and product: the price in
 // force, stamped at the start of the current hour (emulated prices do not move).
 func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[spotRow]{attrs: spotAttrs, min: 1, max: 1000,
-		seq: func(r spotRow) uint64 { return r.seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[spotRow]{Attrs: spotAttrs, Min: 1, Max: 1000,
+		Seq: func(r spotRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) 
 			}
 		}
 	}
-	page, next := req.list(rows)
+	page, next := req.List(rows)
 	resp := &describeSpotPricesResponse{NextToken: next}
 	for _, r := range page {
 		zid, _ := s.zoneID(r.zone)
@@ -361,7 +361,7 @@ func (s *Server) describeCapacityReservations(c *call) (wire.Response, *wire.Err
 		}
 		return func(struct{}) bool { return false }, nil
 	}
-	if err := describeNone(c, describeSpec[struct{}]{compile: vet, min: 1, max: 1000, idParam: "CapacityReservationId"},
+	if err := describeNone(c, wire.Describe[struct{}]{Compile: vet, Min: 1, Max: 1000, IDParam: "CapacityReservationId"},
 		func(id string) *wire.Error {
 			return wire.BadRequest("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", id)
 		}); err != nil {

@@ -216,22 +216,22 @@ var ltAttrs = wire.AttrTable[*ec2.LaunchTemplate]{
 }
 
 func (s *Server) describeLaunchTemplates(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[*ec2.LaunchTemplate]{attrs: ltAttrs, tags: func(lt *ec2.LaunchTemplate) []ec2.Tag { return lt.Tags },
-		min: 1, max: 200, idParam: "LaunchTemplateId", nameParam: "LaunchTemplateName",
-		withMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
-		byName: func(n string) (*ec2.LaunchTemplate, *wire.Error) {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.LaunchTemplate]{Attrs: ltAttrs, Tags: func(lt *ec2.LaunchTemplate) []ec2.Tag { return lt.Tags },
+		Min: 1, Max: 200, IDParam: "LaunchTemplateId", NameParam: "LaunchTemplateName",
+		WithMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
+		ByName: func(n string) (*ec2.LaunchTemplate, *wire.Error) {
 			if lt := s.model.Templates[s.model.LTByName[n]]; lt != nil {
 				return lt, nil
 			}
 			return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
 		},
-		seq: func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq }})
+		Seq: func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.model.Templates, func(id string) *wire.Error {
+	page, next, err := req.Run(s.model.Templates, func(id string) *wire.Error {
 		_, e := s.findTemplate(id, "")
 		return e
 	})
@@ -260,8 +260,8 @@ var ltVersionAttrs = wire.AttrTable[ltVersionRow]{
 }
 
 func (s *Server) describeLaunchTemplateVersions(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[ltVersionRow]{attrs: ltVersionAttrs, min: 1, max: 200,
-		seq: func(x ltVersionRow) uint64 { return x.seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[ltVersionRow]{Attrs: ltVersionAttrs, Min: 1, Max: 200,
+		Seq: func(x ltVersionRow) uint64 { return x.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func (s *Server) describeLaunchTemplateVersions(c *call) (wire.Response, *wire.E
 	for i := range items {
 		items[i].seq = uint64(i + 1)
 	}
-	page, next := req.list(items)
+	page, next := req.List(items)
 	resp := &describeLTVersionsResponse{NextToken: next}
 	for _, x := range page {
 		resp.Versions = append(resp.Versions, wireLTVersion(x.lt, x.v))

@@ -88,15 +88,15 @@ var vpcAttrs = wire.AttrTable[*ec2.VPC]{
 }
 
 func (s *Server) describeVpcs(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[*ec2.VPC]{attrs: vpcAttrs, tags: func(v *ec2.VPC) []ec2.Tag { return v.Tags },
-		min: 5, max: 1000, idParam: "VpcId", seq: func(v *ec2.VPC) uint64 { return v.Seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.VPC]{Attrs: vpcAttrs, Tags: func(v *ec2.VPC) []ec2.Tag { return v.Tags },
+		Min: 5, Max: 1000, IDParam: "VpcId", Seq: func(v *ec2.VPC) uint64 { return v.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeVpcsResponse{}
-	page, next, err := req.run(s.model.VPCs, func(id string) *wire.Error {
+	page, next, err := req.Run(s.model.VPCs, func(id string) *wire.Error {
 		return wire.BadRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
 	})
 	if err != nil {
@@ -160,15 +160,15 @@ var subnetAttrs = wire.AttrTable[*ec2.Subnet]{
 }
 
 func (s *Server) describeSubnets(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[*ec2.Subnet]{attrs: subnetAttrs, tags: func(x *ec2.Subnet) []ec2.Tag { return x.Tags },
-		min: 5, max: 1000, idParam: "SubnetId", seq: func(x *ec2.Subnet) uint64 { return x.Seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Subnet]{Attrs: subnetAttrs, Tags: func(x *ec2.Subnet) []ec2.Tag { return x.Tags },
+		Min: 5, Max: 1000, IDParam: "SubnetId", Seq: func(x *ec2.Subnet) uint64 { return x.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeSubnetsResponse{}
-	page, next, err := req.run(s.model.Subnets, func(id string) *wire.Error {
+	page, next, err := req.Run(s.model.Subnets, func(id string) *wire.Error {
 		return wire.BadRequest(wire.CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
 	})
 	if err != nil {
@@ -214,15 +214,15 @@ var groupAttrs = wire.AttrTable[*ec2.SecurityGroup]{
 }
 
 func (s *Server) describeSecurityGroups(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[*ec2.SecurityGroup]{attrs: groupAttrs, tags: func(g *ec2.SecurityGroup) []ec2.Tag { return g.Tags },
-		min: 5, max: 1000, idParam: "GroupId", nameParam: "GroupName", byName: s.groupByName,
-		seq: func(g *ec2.SecurityGroup) uint64 { return g.Seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.SecurityGroup]{Attrs: groupAttrs, Tags: func(g *ec2.SecurityGroup) []ec2.Tag { return g.Tags },
+		Min: 5, Max: 1000, IDParam: "GroupId", NameParam: "GroupName", ByName: s.groupByName,
+		Seq: func(g *ec2.SecurityGroup) uint64 { return g.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	page, next, err := req.run(s.model.Groups, func(id string) *wire.Error {
+	page, next, err := req.Run(s.model.Groups, func(id string) *wire.Error {
 		return wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
 	})
 	if err != nil {
@@ -289,13 +289,13 @@ func (s *Server) describeAvailabilityZones(c *call) (wire.Response, *wire.Error)
 	for i, z := range s.zones {
 		zones[z.Name], pos[z.Name] = z, uint64(i+1)
 	}
-	req, err := parseDescribe(c, describeSpec[zoneInfo]{attrs: zoneAttrs, noPaging: true, idParam: "ZoneName", dedupe: true,
-		keep: func(z zoneInfo) bool { return len(zids) == 0 || slices.Contains(zids, z.ID) },
-		seq:  func(z zoneInfo) uint64 { return pos[z.Name] }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[zoneInfo]{Attrs: zoneAttrs, NoPaging: true, IDParam: "ZoneName", Dedupe: true,
+		Keep: func(z zoneInfo) bool { return len(zids) == 0 || slices.Contains(zids, z.ID) },
+		Seq:  func(z zoneInfo) uint64 { return pos[z.Name] }})
 	if err != nil {
 		return nil, err
 	}
-	page, _, err := req.run(zones, func(n string) *wire.Error { return wire.InvalidValue("The zone '%s' does not exist.", n) })
+	page, _, err := req.Run(zones, func(n string) *wire.Error { return wire.InvalidValue("The zone '%s' does not exist.", n) })
 	if err != nil {
 		return nil, err
 	}

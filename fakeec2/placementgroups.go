@@ -14,12 +14,12 @@ type describePlacementGroupsResponse struct {
 
 // placementGroupFilters are the filter names AWS documents for DescribePlacementGroups
 // (tag-key and tag-value come with the tags).
-var placementGroupFilters = noneTable[struct{}]("group-name", "group-arn", "spread-level", "state", "strategy")
+var placementGroupFilters = wire.NoneTable[struct{}]("group-name", "group-arn", "spread-level", "state", "strategy")
 
 func (s *Server) describePlacementGroups(c *call) (wire.Response, *wire.Error) {
-	err := describeNone(c, describeSpec[struct{}]{attrs: placementGroupFilters, tags: noTags, noPaging: true,
-		idParam: "GroupId", nameParam: "GroupName",
-		checkIDs: func(ids []string) *wire.Error {
+	err := describeNone(c, wire.Describe[struct{}]{Attrs: placementGroupFilters, Tags: noTags, NoPaging: true,
+		IDParam: "GroupId", NameParam: "GroupName",
+		CheckIDs: func(ids []string) *wire.Error {
 			for _, id := range ids {
 				if !validID(id, "pg") {
 					return wire.BadRequest(wire.CodeInvalidPlacementGroupIDMalformed, "Invalid id: \"%s\" (expecting \"pg-...\")", id)
@@ -27,7 +27,7 @@ func (s *Server) describePlacementGroups(c *call) (wire.Response, *wire.Error) {
 			}
 			return nil
 		},
-		byName: func(name string) (struct{}, *wire.Error) {
+		ByName: func(name string) (struct{}, *wire.Error) {
 			return struct{}{}, wire.BadRequest(wire.CodeInvalidPlacementGroupUnknown, "The Placement Group '%s' is unknown.", name)
 		}}, func(id string) *wire.Error {
 		return wire.BadRequest(wire.CodeInvalidPlacementGroupIDNotFound, "The Placement Group ID '%s' is unknown.", id)

@@ -178,8 +178,8 @@ var snapAttrs = wire.AttrTable[snapView]{
 }
 
 func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[snapView]{attrs: snapAttrs, tags: func(v snapView) []ec2.Tag { return v.tags },
-		min: 5, max: 1000, idParam: "SnapshotId", seq: func(v snapView) uint64 { return v.seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[snapView]{Attrs: snapAttrs, Tags: func(v snapView) []ec2.Tag { return v.tags },
+		Min: 5, Max: 1000, IDParam: "SnapshotId", Seq: func(v snapView) uint64 { return v.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
 			}
 		}
 	}
-	page, next, aerr := req.run(all, errSnapshotNotFound)
+	page, next, aerr := req.Run(all, errSnapshotNotFound)
 	if aerr != nil {
 		return nil, aerr
 	}

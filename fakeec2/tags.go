@@ -313,8 +313,8 @@ func compileTagFilters(fs []wire.Filter) (func(tagRow) bool, *wire.Error) {
 }
 
 func (s *Server) describeTags(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[tagRow]{compile: compileTagFilters, min: 5, max: 1000,
-		seq: func(r tagRow) uint64 { return r.seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[tagRow]{Compile: compileTagFilters, Min: 5, Max: 1000,
+		Seq: func(r tagRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
@@ -332,12 +332,12 @@ func (s *Server) describeTags(c *call) (wire.Response, *wire.Error) {
 		tags := append([]ec2.Tag(nil), *t.tags...)
 		sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 		for _, tg := range tags {
-			if r := (tagRow{seq: uint64(len(rows) + 1), res: t, id: t.id, rt: t.resourceType, k: tg.Key, v: tg.Value}); req.pred(r) {
+			if r := (tagRow{seq: uint64(len(rows) + 1), res: t, id: t.id, rt: t.resourceType, k: tg.Key, v: tg.Value}); req.Match(r) {
 				rows = append(rows, r)
 			}
 		}
 	}
-	page, next := req.cut(rows)
+	page, next := req.Cut(rows)
 	resp := &describeTagsResponse{NextToken: next}
 	for _, r := range page {
 		resp.Tags = append(resp.Tags, xmlTagDescription{ResourceID: r.id, ResourceType: r.rt, Key: r.k, Value: r.v})

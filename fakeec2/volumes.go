@@ -72,15 +72,15 @@ func attachDOT(v *ec2.Volume) []string {
 }
 
 func (s *Server) describeVolumes(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[*ec2.Volume]{attrs: volumeAttrs, tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
-		min: 5, max: 500, idParam: "VolumeId", withMax: setWithMax("volumeSet"), seq: func(v *ec2.Volume) uint64 { return v.Seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Volume]{Attrs: volumeAttrs, Tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
+		Min: 5, Max: 500, IDParam: "VolumeId", WithMax: wire.SetWithMax("volumeSet"), Seq: func(v *ec2.Volume) uint64 { return v.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeVolumesResponse{}
-	page, next, err := req.run(s.model.Volumes, func(id string) *wire.Error {
+	page, next, err := req.Run(s.model.Volumes, func(id string) *wire.Error {
 		if !validID(id, "vol") {
 			return wire.BadRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
 		}
@@ -163,16 +163,16 @@ var eniAttrs = wire.AttrTable[*ec2.NetworkInterface]{
 }
 
 func (s *Server) describeNetworkInterfaces(c *call) (wire.Response, *wire.Error) {
-	req, err := parseDescribe(c, describeSpec[*ec2.NetworkInterface]{attrs: eniAttrs, tags: func(n *ec2.NetworkInterface) []ec2.Tag { return n.Tags },
-		min: 5, max: 1000, idParam: "NetworkInterfaceId", withMax: setWithMax("networkInterfaceIdSet"),
-		seq: func(n *ec2.NetworkInterface) uint64 { return n.Seq }})
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.NetworkInterface]{Attrs: eniAttrs, Tags: func(n *ec2.NetworkInterface) []ec2.Tag { return n.Tags },
+		Min: 5, Max: 1000, IDParam: "NetworkInterfaceId", WithMax: wire.SetWithMax("networkInterfaceIdSet"),
+		Seq: func(n *ec2.NetworkInterface) uint64 { return n.Seq }})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	resp := &describeENIsResponse{}
-	page, next, err := req.run(s.model.ENIs, func(id string) *wire.Error {
+	page, next, err := req.Run(s.model.ENIs, func(id string) *wire.Error {
 		return wire.BadRequest(wire.CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
 	})
 	if err != nil {

@@ -5,7 +5,9 @@
 // which turns the model's refusal into that Error; xml.go holds the response envelope
 // (Header's requestId, the xmlns, the error body) and the shapes every resource family
 // shares; filters.go compiles a Describe call's filters over an AttrTable and cuts its
-// answer into pages.
+// answer into pages; describe.go holds what every Describe handler shares (Describe's
+// knobs, ParseDescribe, then Run or List for one page) so the handlers keep only their
+// tables and their lookups.
 //
 // The handlers in fakeec2 (the root) decode with it, call the model and answer with it.
 // It imports only fakeec2/ec2 (the model), fakeec2/account (whose Error every service
