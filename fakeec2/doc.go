@@ -14,12 +14,13 @@
 // (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go, networkwrites.go,
 // images.go, instancetypes.go, tags.go) parses, calls and serialises; the largest keep
 // their XML shapes and Describe handlers in a *_wire.go beside them (instances_wire.go,
-// launchtemplates_wire.go). aws.go holds what AWS itself does to the account (spot
-// interruptions, new EKS AMI releases), which only the admin API triggers. persist.go is
-// the bbolt group-commit writer, idempotency.go the ClientToken records (SDK retries never
-// launch twice), tagindex.go narrows DescribeInstances by the model's tag index. admin.go
-// serves the JSON admin API under /_karplab/ and adminclient.go is its typed client;
-// NewHTTPClient (httpclient.go) is the HTTP client SDK users of the emulator should prefer.
+// launchtemplates_wire.go); the instance-type actions' shapes are already wire's. aws.go
+// holds what AWS itself does to the account (spot interruptions, new EKS AMI releases),
+// which only the admin API triggers. persist.go is the bbolt group-commit writer,
+// idempotency.go the ClientToken records (SDK retries never launch twice), tagindex.go
+// narrows DescribeInstances by the model's tag index. admin.go serves the JSON admin API
+// under /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go) is
+// the HTTP client SDK users of the emulator should prefer.
 //
 // The account's other services live in their own packages over the same store, clock,
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by

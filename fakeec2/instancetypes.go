@@ -24,79 +24,6 @@ func (s *Server) price(instanceType, zone, capacityType string) float64 {
 
 // --- DescribeInstanceTypes ---
 
-type xmlInstanceTypeInfo struct {
-	InstanceType                  string        `xml:"instanceType"`
-	CurrentGeneration             string        `xml:"currentGeneration"`
-	FreeTierEligible              string        `xml:"freeTierEligible"`
-	SupportedUsageClasses         []string      `xml:"supportedUsageClasses>item"`
-	SupportedRootDeviceTypes      []string      `xml:"supportedRootDeviceTypes>item"`
-	SupportedVirtualizationTypes  []string      `xml:"supportedVirtualizationTypes>item"`
-	BareMetal                     string        `xml:"bareMetal"`
-	Hypervisor                    string        `xml:"hypervisor,omitempty"`
-	ProcessorInfo                 xmlProcessor  `xml:"processorInfo"`
-	VCPUInfo                      xmlVCPU       `xml:"vCpuInfo"`
-	MemoryInfo                    xmlMemory     `xml:"memoryInfo"`
-	InstanceStorageSupported      string        `xml:"instanceStorageSupported"`
-	EbsInfo                       xmlEbsInfo    `xml:"ebsInfo"`
-	NetworkInfo                   xmlNetworkInf `xml:"networkInfo"`
-	PlacementGroupStrategies      []string      `xml:"placementGroupInfo>supportedStrategies>item"`
-	HibernationSupported          string        `xml:"hibernationSupported"`
-	BurstablePerformanceSupported string        `xml:"burstablePerformanceSupported"`
-	DedicatedHostsSupported       string        `xml:"dedicatedHostsSupported"`
-	AutoRecoverySupported         string        `xml:"autoRecoverySupported"`
-	SupportedBootModes            []string      `xml:"supportedBootModes>item"`
-	NitroEnclavesSupport          string        `xml:"nitroEnclavesSupport"`
-	NitroTpmSupport               string        `xml:"nitroTpmSupport"`
-}
-
-type xmlProcessor struct {
-	SupportedArchitectures []string `xml:"supportedArchitectures>item"`
-	SustainedClockSpeed    float64  `xml:"sustainedClockSpeedInGhz"`
-	Manufacturer           string   `xml:"manufacturer"`
-}
-
-type xmlVCPU struct {
-	DefaultVCPUs          int32 `xml:"defaultVCpus"`
-	DefaultCores          int32 `xml:"defaultCores"`
-	DefaultThreadsPerCore int32 `xml:"defaultThreadsPerCore"`
-}
-
-type xmlMemory struct {
-	SizeInMiB int64 `xml:"sizeInMiB"`
-}
-
-type xmlEbsInfo struct {
-	EbsOptimizedSupport string `xml:"ebsOptimizedSupport"`
-	EncryptionSupport   string `xml:"encryptionSupport"`
-	NvmeSupport         string `xml:"nvmeSupport"`
-}
-
-type xmlNetworkCard struct {
-	NetworkCardIndex         int32  `xml:"networkCardIndex"`
-	NetworkPerformance       string `xml:"networkPerformance"`
-	MaximumNetworkInterfaces int32  `xml:"maximumNetworkInterfaces"`
-}
-
-type xmlNetworkInf struct {
-	NetworkPerformance        string           `xml:"networkPerformance"`
-	MaximumNetworkInterfaces  int32            `xml:"maximumNetworkInterfaces"`
-	MaximumNetworkCards       int32            `xml:"maximumNetworkCards"`
-	DefaultNetworkCardIndex   int32            `xml:"defaultNetworkCardIndex"`
-	NetworkCards              []xmlNetworkCard `xml:"networkCards>item"`
-	IPv4AddressesPerInterface int32            `xml:"ipv4AddressesPerInterface"`
-	IPv6AddressesPerInterface int32            `xml:"ipv6AddressesPerInterface"`
-	IPv6Supported             string           `xml:"ipv6Supported"`
-	EnaSupport                string           `xml:"enaSupport"`
-	EfaSupported              string           `xml:"efaSupported"`
-	EncryptionInTransit       string           `xml:"encryptionInTransitSupported"`
-}
-
-type describeInstanceTypesResponse struct {
-	wire.Header
-	InstanceTypes []xmlInstanceTypeInfo `xml:"instanceTypeSet>item"`
-	NextToken     string                `xml:"nextToken,omitempty"`
-}
-
 func i32s(n int32) []string   { return []string{strconv.Itoa(int(n))} }
 func i64s(n int64) []string   { return []string{strconv.FormatInt(n, 10)} }
 func f64s(f float64) []string { return []string{strconv.FormatFloat(f, 'f', -1, 64)} }
@@ -148,65 +75,14 @@ func (s *Server) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &describeInstanceTypesResponse{NextToken: next}
+	resp := &wire.DescribeInstanceTypesResponse{NextToken: next}
 	for _, it := range page {
-		resp.InstanceTypes = append(resp.InstanceTypes, s.wireInstanceType(it))
+		resp.InstanceTypes = append(resp.InstanceTypes, wire.InstanceType(it))
 	}
 	return resp, nil
 }
 
-func (s *Server) wireInstanceType(it *ec2.InstanceTypeInfo) xmlInstanceTypeInfo {
-	threads := int32(2)
-	if it.IsGraviton() {
-		threads = 1
-	}
-	boot := []string{"legacy-bios", "uefi"}
-	if it.IsGraviton() {
-		boot = []string{"uefi"}
-	}
-	bareMetal, hypervisor := "false", "nitro"
-	if it.BareMetal {
-		bareMetal, hypervisor = "true", ""
-	}
-	return xmlInstanceTypeInfo{
-		InstanceType: it.Name, CurrentGeneration: "true", FreeTierEligible: "false",
-		SupportedUsageClasses:        []string{"on-demand", "spot"},
-		SupportedRootDeviceTypes:     []string{"ebs"},
-		SupportedVirtualizationTypes: []string{"hvm"},
-		BareMetal:                    bareMetal, Hypervisor: hypervisor,
-		ProcessorInfo: xmlProcessor{SupportedArchitectures: []string{it.Arch}, SustainedClockSpeed: it.ClockSpeedGHz,
-			Manufacturer: it.Manufacturer},
-		VCPUInfo:                 xmlVCPU{DefaultVCPUs: it.VCPUs, DefaultCores: it.VCPUs / threads, DefaultThreadsPerCore: threads},
-		MemoryInfo:               xmlMemory{SizeInMiB: it.MemoryMiB},
-		InstanceStorageSupported: "false",
-		EbsInfo:                  xmlEbsInfo{EbsOptimizedSupport: "default", EncryptionSupport: "supported", NvmeSupport: "required"},
-		NetworkInfo: xmlNetworkInf{
-			NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: it.MaxENIs, MaximumNetworkCards: 1,
-			NetworkCards: []xmlNetworkCard{{NetworkCardIndex: 0, NetworkPerformance: it.NetworkPerformance,
-				MaximumNetworkInterfaces: it.MaxENIs}},
-			IPv4AddressesPerInterface: it.IPv4PerENI, IPv6AddressesPerInterface: it.IPv4PerENI,
-			IPv6Supported: "true", EnaSupport: "required", EfaSupported: "false", EncryptionInTransit: "true",
-		},
-		PlacementGroupStrategies: []string{"cluster", "partition", "spread"},
-		HibernationSupported:     "true", BurstablePerformanceSupported: "false", DedicatedHostsSupported: "true",
-		AutoRecoverySupported: "true", SupportedBootModes: boot, NitroEnclavesSupport: "supported",
-		NitroTpmSupport: "supported",
-	}
-}
-
 // --- DescribeInstanceTypeOfferings ---
-
-type xmlOffering struct {
-	InstanceType string `xml:"instanceType"`
-	LocationType string `xml:"locationType"`
-	Location     string `xml:"location"`
-}
-
-type describeOfferingsResponse struct {
-	wire.Header
-	Offerings []xmlOffering `xml:"instanceTypeOfferingSet>item"`
-	NextToken string        `xml:"nextToken,omitempty"`
-}
 
 type offering struct {
 	seq                    uint64
@@ -251,29 +127,14 @@ func (s *Server) describeInstanceTypeOfferings(c *call) (wire.Response, *wire.Er
 		}
 	}
 	page, next := req.List(items)
-	resp := &describeOfferingsResponse{NextToken: next}
+	resp := &wire.DescribeOfferingsResponse{NextToken: next}
 	for _, o := range page {
-		resp.Offerings = append(resp.Offerings, xmlOffering{InstanceType: o.typ, LocationType: o.locType, Location: o.location})
+		resp.Offerings = append(resp.Offerings, wire.OfferingItem{InstanceType: o.typ, LocationType: o.locType, Location: o.location})
 	}
 	return resp, nil
 }
 
 // --- DescribeSpotPriceHistory ---
-
-type xmlSpotPrice struct {
-	InstanceType       string `xml:"instanceType"`
-	ProductDescription string `xml:"productDescription"`
-	SpotPrice          string `xml:"spotPrice"`
-	Timestamp          string `xml:"timestamp"`
-	AvailabilityZone   string `xml:"availabilityZone"`
-	AvailabilityZoneID string `xml:"availabilityZoneId"`
-}
-
-type describeSpotPricesResponse struct {
-	wire.Header
-	Prices    []xmlSpotPrice `xml:"spotPriceHistorySet>item"`
-	NextToken string         `xml:"nextToken,omitempty"`
-}
 
 type spotRow struct {
 	seq             uint64
@@ -328,10 +189,10 @@ func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) 
 		}
 	}
 	page, next := req.List(rows)
-	resp := &describeSpotPricesResponse{NextToken: next}
+	resp := &wire.DescribeSpotPricesResponse{NextToken: next}
 	for _, r := range page {
 		zid, _ := s.zoneID(r.zone)
-		resp.Prices = append(resp.Prices, xmlSpotPrice{InstanceType: r.typ, ProductDescription: r.desc,
+		resp.Prices = append(resp.Prices, wire.SpotPriceItem{InstanceType: r.typ, ProductDescription: r.desc,
 			SpotPrice: strconv.FormatFloat(r.price, 'f', 6, 64), Timestamp: wire.FormatTime(stamp),
 			AvailabilityZone: r.zone, AvailabilityZoneID: zid})
 	}
@@ -339,11 +200,6 @@ func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) 
 }
 
 // --- DescribeCapacityReservations: the lab account has none ---
-
-type describeCapacityReservationsResponse struct {
-	wire.Header
-	Reservations []struct{} `xml:"capacityReservationSet>item"`
-}
 
 var capacityReservationAttrs = wire.AttrTable[struct{}]{
 	"instance-type": nil, "availability-zone": nil, "state": nil, "capacity-reservation-id": nil,
@@ -367,5 +223,5 @@ func (s *Server) describeCapacityReservations(c *call) (wire.Response, *wire.Err
 		}); err != nil {
 		return nil, err
 	}
-	return &describeCapacityReservationsResponse{}, nil
+	return &wire.DescribeCapacityReservationsResponse{}, nil
 }

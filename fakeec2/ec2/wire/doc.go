@@ -7,7 +7,10 @@
 // shares; filters.go compiles a Describe call's filters over an AttrTable and cuts its
 // answer into pages; describe.go holds what every Describe handler shares (Describe's
 // knobs, ParseDescribe, then Run or List for one page) so the handlers keep only their
-// tables and their lookups.
+// tables and their lookups. instancetypes.go holds the XML shapes of the instance-type
+// actions (DescribeInstanceTypes, ...Offerings, DescribeSpotPriceHistory) and InstanceType,
+// which fills one from the model's catalog; the other families' shapes still sit beside
+// their handlers in fakeec2.
 //
 // The handlers in fakeec2 (the root) decode with it, call the model and answer with it.
 // It imports only fakeec2/ec2 (the model), fakeec2/account (whose Error every service
