@@ -352,7 +352,7 @@ func (e *Env) skipAndConsolidate(ctx context.Context, out io.Writer) (done bool,
 	if err != nil {
 		return false, err
 	}
-	before, _, err := e.poolClaims(ctx, generalPool)
+	before, _, err := e.countPoolClaims(ctx, generalPool)
 	if err != nil {
 		return false, err
 	}
@@ -379,7 +379,7 @@ func (e *Env) skipAndConsolidate(ctx context.Context, out io.Writer) (done bool,
 		if done = passed == len(ids); done {
 			return true, strings.Join(status, "; "), nil
 		}
-		live, deleting, err := e.poolClaims(ctx, generalPool)
+		live, deleting, err := e.countPoolClaims(ctx, generalPool)
 		if err != nil {
 			return false, "", err
 		}
@@ -392,8 +392,8 @@ func (e *Env) skipAndConsolidate(ctx context.Context, out io.Writer) (done bool,
 	return done, err
 }
 
-// poolClaims counts pool's NodeClaims: those that live and those being deleted.
-func (e *Env) poolClaims(ctx context.Context, pool string) (live, deleting int, err error) {
+// countPoolClaims counts pool's NodeClaims: those that live and those being deleted.
+func (e *Env) countPoolClaims(ctx context.Context, pool string) (live, deleting int, err error) {
 	list, err := e.Dynamic.Resource(nodeClaimsGVR).List(ctx, metav1.ListOptions{LabelSelector: karpv1.NodePoolLabelKey + "=" + pool})
 	if err != nil {
 		return 0, 0, fmt.Errorf("listing NodeClaims: %w", err)
