@@ -31,9 +31,10 @@ import (
 var pool struct {
 	exe     string        // the karplab binary the daemons run, for scripts that call it
 	queue   *labQueue     // the labs no test holds, and the tests that wait for one
-	all     []*testLab    // every lab, once all have started
 	started chan struct{} // closed when every lab has started
-	err     error         // why there is none
+	once    sync.Once     // starts the pool (ensurePool)
+	err     error         // why it did not start
+	stop    func() error  // stops every lab, once the pool has started
 	held    sync.Map      // *testing.T -> *testLab
 }
 
@@ -60,15 +61,6 @@ func poolSize() int {
 func TestMain(m *testing.M) {
 	existingtest.RunIfChild()
 	flag.Parse()
-	if testing.Short() {
-		pool.err = errors.New("-short: no lab is started")
-		os.Exit(m.Run())
-	}
-	stop, err := startPool(poolSize())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting the labs:", err)
-		os.Exit(2)
-	}
 	// Every test queues for a lab at once, so the longest take the first labs; the pool keeps
 	// as many at work as there are labs (unless -parallel says fewer).
 	parallelSet := false
@@ -77,11 +69,26 @@ func TestMain(m *testing.M) {
 		flag.Set("test.parallel", "1000")
 	}
 	code := m.Run()
-	if err := stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
+	if pool.stop != nil {
+		if err := pool.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
 	}
 	os.Exit(code)
+}
+
+// ensurePool starts the pool the first time a test needs a lab, so a run that selects no
+// integration test (-run, -short) starts none. It skips the test under -short.
+func ensurePool(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no lab is started")
+	}
+	pool.once.Do(func() { pool.stop, pool.err = startPool(poolSize()) })
+	if pool.err != nil {
+		t.Fatalf("starting the labs: %v", pool.err)
+	}
 }
 
 // startPool starts n labs side by side and returns what stops them all. Each lab serves
@@ -97,7 +104,6 @@ func startPool(n int) (stop func() error, err error) {
 	}
 	var (
 		mu      sync.Mutex
-		labs    []*testLab // every lab that started
 		stopErr []error
 		stops   sync.WaitGroup // the labs retired early
 	)
@@ -120,15 +126,11 @@ func startPool(n int) (stop func() error, err error) {
 				os.RemoveAll(dir)
 				os.Exit(2)
 			}
-			mu.Lock()
-			labs = append(labs, l)
-			mu.Unlock()
 			pool.queue.add(l)
 		})
 	}
 	go func() {
 		starting.Wait()
-		pool.all = labs
 		close(pool.started)
 	}()
 	stop = func() error {
@@ -280,9 +282,7 @@ func testProvider() string {
 // it and returns it; it skips the test when there is no lab.
 func freshLab(t *testing.T) *Env {
 	t.Helper()
-	if pool.queue == nil {
-		t.Skipf("no lab: %v", pool.err)
-	}
+	ensurePool(t)
 	t.Parallel()
 	start := time.Now()
 	l, err := pool.queue.take(t.Context(), t.Name())
