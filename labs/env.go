@@ -22,11 +22,12 @@ import (
 	"github.com/karplab/karplab/labs/evidence"
 )
 
-// nodeClassGVR is the provider's EC2NodeClass resource and nodePoolsGVR core's NodePool,
-// read unstructured.
+// nodeClassGVR is the provider's EC2NodeClass resource, nodePoolsGVR core's NodePool and
+// nodeClaimsGVR its NodeClaim, read unstructured.
 var (
-	nodeClassGVR = schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
-	nodePoolsGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	nodeClassGVR  = schema.GroupVersionResource{Group: "karpenter.k8s.aws", Version: "v1", Resource: "ec2nodeclasses"}
+	nodePoolsGVR  = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	nodeClaimsGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 )
 
 // Env is a running lab as the scenarios see it: both control planes, and the files the

@@ -9,13 +9,9 @@ import (
 // The happy path is the seed's incident: ten render workers Pending because their memory
 // requests fit no node, until a bounded NodePool lets Karpenter buy exactly what they ask.
 const (
-	zibaNamespace  = "ziba"
-	renderWorker   = "ziba-render-worker"
 	renderReplicas = 10
-	renderSelector = "app.kubernetes.io/name=ziba-render-worker"
 	// exampleSelector finds courseExample: its name label differs from the replicas' (see workload.yaml).
 	exampleSelector = "app.kubernetes.io/name=ziba-render-worker-example"
-	generalPool     = "ziba-general"
 	// courseExample is the pod the course describes by name; workload.yaml creates it
 	// beside the Deployment, with the same spec. Graders trace its chain with the replicas'
 	// and require it to run, but do not count it as a replica.

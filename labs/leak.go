@@ -17,7 +17,6 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
@@ -32,11 +31,7 @@ import (
 const (
 	leakLab      = "leak"
 	leakReplicas = 2
-	// clusterOwnedTag marks the cluster's instances (kubernetes.io/cluster/<name>=owned).
-	clusterOwnedTag = "kubernetes.io/cluster/" + cluster.ClusterName
 )
-
-var nodeClaimsGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 
 func init() {
 	register(&Lab{
@@ -453,20 +448,4 @@ func SolveLeak(ctx context.Context, e *Env, ec2c *ec2.Client, out io.Writer) ([]
 	}
 	fmt.Fprintf(out, " terminated %v\n", leaked)
 	return leaked, nil
-}
-
-// instanceState is an instance's state name as EC2 describes it ("" if unknown).
-func instanceState(ctx context.Context, c *ec2.Client, id string) (string, error) {
-	desc, err := c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-	if err != nil {
-		return "", err
-	}
-	for _, r := range desc.Reservations {
-		for _, in := range r.Instances {
-			if in.State != nil {
-				return string(in.State.Name), nil
-			}
-		}
-	}
-	return "", nil
 }

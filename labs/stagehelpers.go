@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // What several labs' stagings do: wait for their checks, scale and roll out the render
-// workers, copy a machine's tags without EC2's own.
+// workers, copy a machine's tags without EC2's own, read an instance's state.
 
 // waitChecks grades lab every few seconds until the named checks pass, printing their
 // reasons as they change: staging waits on the same evidence the grader reads.
@@ -98,4 +99,20 @@ func withoutSystemTags(tags []ec2types.Tag) []ec2types.Tag {
 		}
 	}
 	return out
+}
+
+// instanceState is an instance's state name as EC2 describes it ("" if unknown).
+func instanceState(ctx context.Context, c *ec2.Client, id string) (string, error) {
+	desc, err := c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		return "", err
+	}
+	for _, r := range desc.Reservations {
+		for _, in := range r.Instances {
+			if in.State != nil {
+				return string(in.State.Name), nil
+			}
+		}
+	}
+	return "", nil
 }
