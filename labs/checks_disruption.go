@@ -551,18 +551,3 @@ func consolidatedClaims(claims []claimLife) []claimLife {
 	}
 	return out
 }
-
-// replacements are the pool's NodeClaims created after the warning.
-func (g *Grading) replacements(r interruption) []claimLife {
-	var out []claimLife
-	pool := ""
-	if r.Claim != nil {
-		pool = r.Claim.NodePool
-	}
-	for _, c := range g.claimLives(pool) {
-		if c.Created.After(r.Warned.Add(-clockSlack)) && c.Name != r.Claim.Name {
-			out = append(out, c)
-		}
-	}
-	return out
-}

@@ -415,6 +415,21 @@ func failedLaunches(ev *evidence.Evidence, t time.Time) []string {
 	return out
 }
 
+// replacements are the pool's NodeClaims created after the warning.
+func (g *Grading) replacements(r interruption) []claimLife {
+	var out []claimLife
+	pool := ""
+	if r.Claim != nil {
+		pool = r.Claim.NodePool
+	}
+	for _, c := range g.claimLives(pool) {
+		if c.Created.After(r.Warned.Add(-clockSlack)) && c.Name != r.Claim.Name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func checkCapacityReplaced(g *Grading, r interruption) Check {
 	var ready, late, proofs []string
 	for _, c := range g.replacements(r) {
