@@ -417,10 +417,3 @@ const (
 	consolidationStep  = 40 * time.Second
 	consolidationSkips = 8
 )
-
-// consolidationRevisit is how long a consolidation on the wall clock (orphaned-storage's
-// 20s) may see no progress. Karpenter skips consolidation while the cluster state is
-// unchanged since it last found nothing to do, and forces a fresh look only every five
-// minutes (state.Cluster.ConsolidationState), so a quiet spell shorter than that is not a
-// stall.
-const consolidationRevisit = 6 * time.Minute
