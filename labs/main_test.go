@@ -328,17 +328,51 @@ func logPhase(t *testing.T, phase string, took time.Duration) {
 	t.Logf("phase: %s %s", phase, took.Round(10*time.Millisecond))
 }
 
-// testOut collects a test's progress output, shown only when it fails.
+// testOut collects a test's progress output, each line stamped with the seconds since the
+// test began. It is shown when the test fails, or always with KARPLAB_TEST_PROGRESS=1 (where
+// a passing test's time goes).
 func testOut(t *testing.T) io.Writer {
 	t.Helper()
-	var b strings.Builder
+	p := &progressLog{start: time.Now(), lineStart: true}
 	t.Cleanup(func() {
+		if t.Failed() || os.Getenv("KARPLAB_TEST_PROGRESS") == "1" {
+			t.Logf("progress:\n%s", p.String())
+		}
 		if t.Failed() {
-			t.Logf("progress:\n%s", b.String())
 			t.Logf("Karpenter's last lines (debug left out):\n%s", karpenterTail(t, 40))
 		}
 	})
-	return &b
+	return p
+}
+
+// progressLog is testOut's writer; stages write to it from several goroutines.
+type progressLog struct {
+	mu        sync.Mutex
+	start     time.Time
+	b         strings.Builder
+	lineStart bool
+}
+
+func (p *progressLog) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		if p.lineStart {
+			fmt.Fprintf(&p.b, "%6.1fs ", time.Since(p.start).Seconds())
+		}
+		p.b.WriteString(line)
+		p.lineStart = strings.HasSuffix(line, "\n")
+	}
+	return len(b), nil
+}
+
+func (p *progressLog) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.String()
 }
 
 // karpenterTail is the end of the lab's Karpenter log without its debug lines: why a
