@@ -2,6 +2,7 @@ package labs
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"sort"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/karplab/karplab/exercises"
+	"github.com/karplab/karplab/solutions"
 )
 
 // positionProblems says which labs have no course position and which share one.
@@ -170,6 +173,34 @@ func TestEveryChecklistItemIsRehearsed(t *testing.T) {
 		}
 		if !covered {
 			t.Errorf("no lab rehearses the course's checklist item %q", item)
+		}
+	}
+}
+
+// Every folder of exercises/ and solutions/ is a registered lab's, and every lab has both:
+// a folder without its register call (or the reverse) would go unseen by lab list and check.
+func TestEveryFolderIsALab(t *testing.T) {
+	var names []string
+	for _, l := range All() {
+		names = append(names, l.Name)
+	}
+	sort.Strings(names)
+	for _, tree := range []struct {
+		name string
+		fs   fs.FS
+	}{{"exercises", exercises.FS}, {"solutions", solutions.FS}} {
+		entries, err := fs.ReadDir(tree.fs, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dirs []string
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, e.Name())
+			}
+		}
+		if diff := cmp.Diff(names, dirs); diff != "" {
+			t.Errorf("%s/ folders against the registered labs (-labs +folders):\n%s", tree.name, diff)
 		}
 	}
 }
