@@ -13,13 +13,22 @@ import (
 // first of them that waits, then to the others in the order they came: started last, one
 // long test alone would decide when the package ends while the other labs stand idle.
 var longestFirst = []string{
-	"TestIntegrationConsolidationSolutionPasses",
-	"TestIntegrationProviderHandlesEachMessage",
 	"TestIntegrationDocsRehearsed/exercises/consolidation",
-	"TestIntegrationDocsRehearsed/exercises/runaway-demand",
-	"TestIntegrationOrphanedStorageSolutionPasses",
 	"TestIntegrationDocsRehearsed/exercises/orphaned-storage",
-	"TestIntegrationDocsRehearsed/exercises/interruption",
+	"TestIntegrationProviderHandlesEachMessage",
+	"TestIntegrationConsolidationSolutionPasses",
+	"TestIntegrationOrphanedStorageSolutionPasses",
+	"TestIntegrationRunawayDemandSolutionPasses",
+	"TestIntegrationDocsRehearsed/exercises/ami-drift",
+	"TestIntegrationRunawayDemandExerciseFails",
+	"TestIntegrationDocsRehearsed/exercises/runaway-demand",
+	"TestIntegrationDocsRehearsed/exercises/bootstrap-failure",
+	"TestIntegrationOrphanedStorageExerciseFails",
+	"TestIntegrationAMIDriftSolutionPasses",
+	"TestIntegrationLeakExerciseFailsThenGarbageCollectionEndsIt",
+	"TestIntegrationDocsRehearsed/exercises/denied-path",
+	"TestIntegrationDocsRehearsed/exercises/nodepool-overlap",
+	"TestIntegrationNodeExpiryExerciseFails",
 }
 
 // gather is how long the first lab waits for the tests go test releases together to queue:
