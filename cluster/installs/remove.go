@@ -53,15 +53,17 @@ func Remove(ctx context.Context, dyn dynamic.Interface, entries []Entry, status 
 		errs []error
 	)
 	for r := range stages {
-		parallel(len(stages[r]), 8, func(i int) {
+		// Every object is tried and every failure reported, so the call itself never fails.
+		deletion.Each(ctx, len(stages[r]), func(ctx context.Context, i int) error {
 			err := removeOne(ctx, dyn, stageEntries[r][i], stages[r][i])
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
-				return
+				return nil
 			}
 			out.Deleted = append(out.Deleted, stageEntries[r][i])
+			return nil
 		})
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -107,25 +109,6 @@ func existing(ctx context.Context, dyn dynamic.Interface, entries []Entry) (map[
 		}
 	}
 	return out, nil
-}
-
-func parallel(n, workers int, fn func(int)) {
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				fn(i)
-			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
 }
 
 // removeOne deletes the recorded object obj, finalizers first (no lab controller runs any
