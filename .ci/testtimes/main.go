@@ -1,6 +1,7 @@
 // Command testtimes reads `go test -json` on stdin and prints what a contributor needs of
 // it: a line per package as it ends (ok/FAIL, its time), the output of every failed test
-// and failed build, and at the end the slowest tests and where the labs' time went (the
+// and failed build, and at the end the slowest tests (by the time they held, the wait for a
+// free lab left out) and where the labs' time went, one row per test or subtest (the
 // "phase: NAME DURATION" lines tests log). It exits 1 if anything failed or the stream
 // ended without a result, so `go test -json ./... | go run ./.ci/testtimes` fails as
 // go test would.
@@ -37,11 +38,12 @@ type testKey struct{ pkg, test string }
 
 type run struct {
 	out      io.Writer
-	output   map[testKey][]string // output kept until the test passes
-	builds   map[string][]string  // build output by import path
-	elapsed  map[testKey]float64  // top-level tests
-	subtests map[testKey]float64  // the sum of a top-level test's subtests' times
-	phases   map[testKey]map[string]time.Duration
+	output   map[testKey][]string                 // output kept until the test passes
+	builds   map[string][]string                  // build output by import path
+	elapsed  map[testKey]float64                  // top-level tests
+	subtests map[testKey]float64                  // the sum of a top-level test's subtests' times
+	own      map[testKey]float64                  // every test's and subtest's own time
+	phases   map[testKey]map[string]time.Duration // by the test (or subtest) that logged them
 	pkgTimes map[string]float64
 	failed   []string
 	ended    map[string]bool
@@ -66,7 +68,7 @@ func main() {
 		in = io.TeeReader(os.Stdin, f)
 	}
 	r := &run{out: os.Stdout, output: map[testKey][]string{}, builds: map[string][]string{},
-		elapsed: map[testKey]float64{}, subtests: map[testKey]float64{}, phases: map[testKey]map[string]time.Duration{},
+		elapsed: map[testKey]float64{}, subtests: map[testKey]float64{}, own: map[testKey]float64{}, phases: map[testKey]map[string]time.Duration{},
 		pkgTimes: map[string]float64{}, ended: map[string]bool{}, started: map[string]bool{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -106,11 +108,10 @@ func (r *run) take(e event) {
 		if e.Test != "" {
 			if m := phaseLine.FindStringSubmatch(e.Output); m != nil {
 				if d, err := time.ParseDuration(m[2]); err == nil {
-					top := testKey{e.Package, topLevel(e.Test)}
-					if r.phases[top] == nil {
-						r.phases[top] = map[string]time.Duration{}
+					if r.phases[k] == nil {
+						r.phases[k] = map[string]time.Duration{}
 					}
-					r.phases[top][m[1]] += d
+					r.phases[k][m[1]] += d
 				}
 			}
 		}
@@ -149,6 +150,7 @@ func (r *run) endPackage(e event, verdict string) {
 // noteElapsed keeps a top-level test's time: its own, or the sum of its subtests' when that
 // is more (a parent whose subtests run in parallel reports the time of its own body only).
 func (r *run) noteElapsed(e event) {
+	r.own[testKey{e.Package, e.Test}] = e.Elapsed
 	top := testKey{e.Package, topLevel(e.Test)}
 	if top.test == e.Test {
 		r.elapsed[top] = max(r.elapsed[top], e.Elapsed)
@@ -165,20 +167,42 @@ func topLevel(test string) string {
 	return name
 }
 
-// summary lists the slowest tests, then the phases of the tests that logged any.
+// held is how long a test ran once it had what it queued for (its "queue" phase, the
+// labs' wait for a free lab, left out): what it costs the run.
+func (r *run) held(k testKey) float64 {
+	return r.own[k] - r.phases[k]["queue"].Seconds()
+}
+
+// summary lists the slowest tests by held time, then the phases of the tests that logged
+// any, one row per test or subtest. A top-level test whose subtests logged phases is left
+// out of the first list: its subtests are listed instead.
 func (r *run) summary(n int) {
-	keys := make([]testKey, 0, len(r.elapsed))
-	for k := range r.elapsed {
-		keys = append(keys, k)
+	parents := map[testKey]bool{}
+	for k := range r.phases {
+		if top := (testKey{k.pkg, topLevel(k.test)}); top != k {
+			parents[top] = true
+		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return r.elapsed[keys[i]] > r.elapsed[keys[j]] })
+	var keys []testKey
+	for k := range r.own {
+		if r.phases[k] != nil || k.test == topLevel(k.test) && !parents[k] {
+			keys = append(keys, k)
+		}
+	}
+	for k := range r.elapsed { // a top-level test without its own end event (a timeout)
+		if _, ok := r.own[k]; !ok && !parents[k] {
+			r.own[k] = r.elapsed[k]
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return r.held(keys[i]) > r.held(keys[j]) })
 	if len(keys) > n {
 		keys = keys[:n]
 	}
-	fmt.Fprintf(r.out, "\nthe %d slowest tests:\n", len(keys))
+	fmt.Fprintf(r.out, "\nthe %d slowest tests (seconds, the wait for a free lab left out):\n", len(keys))
 	tw := tabwriter.NewWriter(r.out, 0, 0, 2, ' ', 0)
 	for _, k := range keys {
-		fmt.Fprintf(tw, "%7.1fs\t%s\t%s\n", r.elapsed[k], short(k.pkg), k.test)
+		fmt.Fprintf(tw, "%7.1fs\t%s\t%s\n", r.held(k), short(k.pkg), k.test)
 	}
 	tw.Flush()
 	if len(r.phases) == 0 {
@@ -197,14 +221,14 @@ func (r *run) summary(n int) {
 		cols = append(cols, p)
 	}
 	sort.Strings(cols)
-	sort.Slice(tests, func(i, j int) bool { return r.elapsed[tests[i]] > r.elapsed[tests[j]] })
+	sort.Slice(tests, func(i, j int) bool { return r.held(tests[i]) > r.held(tests[j]) })
 	fmt.Fprintln(r.out, "\nwhere the tests' time went (seconds; other = not in a logged phase):")
 	tw = tabwriter.NewWriter(r.out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "test\t total\t %s\t other\t\n", strings.Join(cols, "\t "))
 	sums := map[string]time.Duration{}
 	var total, other time.Duration
 	for _, k := range tests {
-		el := time.Duration(r.elapsed[k] * float64(time.Second))
+		el := time.Duration(r.own[k] * float64(time.Second))
 		rest := el
 		fmt.Fprintf(tw, "%s\t %.0f", k.test, el.Seconds())
 		for _, c := range cols {
