@@ -366,18 +366,9 @@ func (e *Env) skipAndConsolidate(ctx context.Context, out io.Writer) (done bool,
 		if err != nil {
 			return false, "", err
 		}
-		var status []string
-		passed := 0
-		for _, c := range r.Checks {
-			if slices.Contains(ids, c.ID) {
-				status = append(status, c.Reason)
-				if c.Passed {
-					passed++
-				}
-			}
-		}
-		if done = passed == len(ids); done {
-			return true, strings.Join(status, "; "), nil
+		var status string
+		if done, status = checksPassed(r, ids); done {
+			return true, status, nil
 		}
 		live, deleting, err := e.countPoolClaims(ctx, generalPool)
 		if err != nil {
@@ -387,7 +378,7 @@ func (e *Env) skipAndConsolidate(ctx context.Context, out io.Writer) (done bool,
 		if err != nil {
 			return false, "", err
 		}
-		return live < before && deleting == 0 && rolled, strings.Join(status, "; "), nil
+		return live < before && deleting == 0 && rolled, status, nil
 	})
 	return done, err
 }

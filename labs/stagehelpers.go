@@ -30,18 +30,24 @@ func (e *Env) waitChecks(ctx context.Context, out io.Writer, timeout time.Durati
 		if err != nil {
 			return false, "", err
 		}
-		var status []string
-		passed := 0
-		for _, c := range r.Checks {
-			if slices.Contains(ids, c.ID) {
-				status = append(status, c.Reason)
-				if c.Passed {
-					passed++
-				}
+		passed, status := checksPassed(r, ids)
+		return passed, status, nil
+	})
+}
+
+// checksPassed reports whether every check named in ids passed, and their reasons.
+func checksPassed(r *Report, ids []string) (bool, string) {
+	var status []string
+	passed := 0
+	for _, c := range r.Checks {
+		if slices.Contains(ids, c.ID) {
+			status = append(status, c.Reason)
+			if c.Passed {
+				passed++
 			}
 		}
-		return passed == len(ids), strings.Join(status, "; "), nil
-	})
+	}
+	return passed == len(ids), strings.Join(status, "; ")
 }
 
 // scaleDeployment sets a Deployment's replicas, as kubectl scale does.
