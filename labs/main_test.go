@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,14 +61,6 @@ func poolSize() int {
 func TestMain(m *testing.M) {
 	existingtest.RunIfChild()
 	flag.Parse()
-	// The pool's processes (their clusters, the daemons, Karpenter, this one) keep two cores
-	// busy, and a tenth of a cluster's profile is the garbage collector's background work:
-	// collect at five times the live heap, not twice (memory is plentiful: CI's whole run
-	// used under 7 GB of 24).
-	if os.Getenv("GOGC") == "" {
-		os.Setenv("GOGC", strconv.Itoa(poolGOGC)) // the children read it as they start
-		debug.SetGCPercent(poolGOGC)
-	}
 	// Every test queues for a lab at once, so the longest take the first labs; the pool keeps
 	// as many at work as there are labs (unless -parallel says fewer).
 	parallelSet := false
@@ -86,9 +77,6 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
-
-// poolGOGC is the labs' processes' GOGC (the Go default is 100).
-const poolGOGC = 400
 
 // ensurePool starts the pool the first time a test needs a lab, so a run that selects no
 // integration test (-run, -short) starts none. It skips the test under -short.
