@@ -42,7 +42,7 @@ type run struct {
 	builds   map[string][]string                  // build output by import path
 	elapsed  map[testKey]float64                  // top-level tests
 	subtests map[testKey]float64                  // the sum of a top-level test's subtests' times
-	own      map[testKey]float64                  // every test's and subtest's own time
+	own      map[testKey]float64                  // every test's and subtest's own time (took)
 	phases   map[testKey]map[string]time.Duration // by the test (or subtest) that logged them
 	pkgTimes map[string]float64
 	failed   []string
@@ -167,10 +167,19 @@ func topLevel(test string) string {
 	return name
 }
 
+// took is a test's time: a top-level test's as noteElapsed keeps it (its subtests' sum when
+// that is more), a subtest's own.
+func (r *run) took(k testKey) float64 {
+	if k.test == topLevel(k.test) {
+		return r.elapsed[k]
+	}
+	return r.own[k]
+}
+
 // held is how long a test ran once it had what it queued for (its "queue" phase, the
 // labs' wait for a free lab, left out): what it costs the run.
 func (r *run) held(k testKey) float64 {
-	return r.own[k] - r.phases[k]["queue"].Seconds()
+	return r.took(k) - r.phases[k]["queue"].Seconds()
 }
 
 // summary lists the slowest tests by held time, then the phases of the tests that logged
@@ -184,14 +193,13 @@ func (r *run) summary(n int) {
 		}
 	}
 	var keys []testKey
-	for k := range r.own {
-		if r.phases[k] != nil || k.test == topLevel(k.test) && !parents[k] {
+	for k := range r.elapsed {
+		if !parents[k] {
 			keys = append(keys, k)
 		}
 	}
-	for k := range r.elapsed { // a top-level test without its own end event (a timeout)
-		if _, ok := r.own[k]; !ok && !parents[k] {
-			r.own[k] = r.elapsed[k]
+	for k := range r.phases {
+		if k.test != topLevel(k.test) {
 			keys = append(keys, k)
 		}
 	}
@@ -228,7 +236,7 @@ func (r *run) summary(n int) {
 	sums := map[string]time.Duration{}
 	var total, other time.Duration
 	for _, k := range tests {
-		el := time.Duration(r.own[k] * float64(time.Second))
+		el := time.Duration(r.took(k) * float64(time.Second))
 		rest := el
 		fmt.Fprintf(tw, "%s\t %.0f", k.test, el.Seconds())
 		for _, c := range cols {
