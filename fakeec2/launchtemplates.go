@@ -271,7 +271,7 @@ func (s *Server) createLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 		return nil, err
 	}
 	tags := byType["launch-template"]
-	resp := &launchTemplateResponse{}
+	resp := &wire.LaunchTemplateResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		if _, ok := s.model.LTByName[name]; ok {
 			return wire.BadRequest(wire.CodeInvalidLaunchTemplateNameExists, "Launch template name already in use.")
@@ -290,7 +290,7 @@ func (s *Server) createLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 		s.model.LTByName[name] = lt.ID
 		s.save(bucketTemplates, lt.ID, lt)
 		c.event.Created = append(c.event.Created, lt.ID)
-		resp.LaunchTemplate = wireLaunchTemplate(lt)
+		resp.LaunchTemplate = wire.LaunchTemplate(lt)
 		return nil
 	})
 	if aerr != nil {
@@ -325,7 +325,7 @@ func (s *Server) createLaunchTemplateVersion(c *call) (wire.Response, *wire.Erro
 	if err != nil {
 		return nil, err
 	}
-	resp := &launchTemplateVersionResponse{}
+	resp := &wire.LaunchTemplateVersionResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		lt, e := s.findTemplate(c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName"))
 		if e != nil {
@@ -349,7 +349,7 @@ func (s *Server) createLaunchTemplateVersion(c *call) (wire.Response, *wire.Erro
 			CreateTime: c.now, CreatedBy: s.createdBy(c.caller), Data: data}
 		lt.Versions = append(lt.Versions, v)
 		s.save(bucketTemplates, lt.ID, lt)
-		resp.Version = wireLTVersion(lt, &lt.Versions[len(lt.Versions)-1])
+		resp.Version = wire.LaunchTemplateVersion(lt, &lt.Versions[len(lt.Versions)-1])
 		return nil
 	})
 	if aerr != nil {
@@ -374,7 +374,7 @@ func dedupeTagSpecs(specs []ec2.TagSpec) []ec2.TagSpec {
 }
 
 func (s *Server) deleteLaunchTemplate(c *call) (wire.Response, *wire.Error) {
-	resp := &launchTemplateResponse{}
+	resp := &wire.LaunchTemplateResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		lt, e := s.findTemplate(c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName"))
 		if e != nil {
@@ -387,11 +387,130 @@ func (s *Server) deleteLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 		delete(s.model.LTByName, lt.Name)
 		s.remove(bucketTemplates, lt.ID)
 		c.event.Terminated = append(c.event.Terminated, lt.ID)
-		resp.LaunchTemplate = wireLaunchTemplate(lt)
+		resp.LaunchTemplate = wire.LaunchTemplate(lt)
 		return nil
 	})
 	if aerr != nil {
 		return nil, aerr
 	}
 	return resp, nil
+}
+
+// --- DescribeLaunchTemplates, DescribeLaunchTemplateVersions ---
+
+var ltAttrs = wire.AttrTable[*ec2.LaunchTemplate]{
+	"launch-template-name": func(lt *ec2.LaunchTemplate) []string { return wire.One(lt.Name) },
+	"launch-template-id":   func(lt *ec2.LaunchTemplate) []string { return wire.One(lt.ID) },
+	"create-time":          func(lt *ec2.LaunchTemplate) []string { return wire.One(wire.FormatTime(lt.CreateTime)) },
+}
+
+func (s *Server) describeLaunchTemplates(c *call) (wire.Response, *wire.Error) {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.LaunchTemplate]{Attrs: ltAttrs, Tags: func(lt *ec2.LaunchTemplate) []ec2.Tag { return lt.Tags },
+		Min: 1, Max: 200, IDParam: "LaunchTemplateId", NameParam: "LaunchTemplateName",
+		WithMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
+		ByName: func(n string) (*ec2.LaunchTemplate, *wire.Error) {
+			if lt := s.model.Templates[s.model.LTByName[n]]; lt != nil {
+				return lt, nil
+			}
+			return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateNameNF, "At least one of the launch templates specified in the request does not exist.")
+		},
+		Seq: func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq }})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	page, next, err := req.Run(s.model.Templates, func(id string) *wire.Error {
+		_, e := s.findTemplate(id, "")
+		return e
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.DescribeLaunchTemplatesResponse{LaunchTemplates: wire.Items(page, wire.LaunchTemplate), NextToken: next}, nil
+}
+
+// ltVersionRow is one template version as DescribeLaunchTemplateVersions lists it.
+type ltVersionRow struct {
+	seq uint64
+	lt  *ec2.LaunchTemplate
+	v   *ec2.LaunchTemplateVersion
+}
+
+var ltVersionAttrs = wire.AttrTable[ltVersionRow]{
+	"is-default-version": func(x ltVersionRow) []string { return wire.One(wire.FormatBool(x.v.Number == x.lt.DefaultVersion)) },
+	"image-id":           func(x ltVersionRow) []string { return wire.One(x.v.Data.ImageID) },
+	"instance-type":      func(x ltVersionRow) []string { return wire.One(x.v.Data.InstanceType) },
+	"create-time":        func(x ltVersionRow) []string { return wire.One(wire.FormatTime(x.v.CreateTime)) },
+}
+
+func (s *Server) describeLaunchTemplateVersions(c *call) (wire.Response, *wire.Error) {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[ltVersionRow]{Attrs: ltVersionAttrs, Min: 1, Max: 200,
+		Seq: func(x ltVersionRow) uint64 { return x.seq }})
+	if err != nil {
+		return nil, err
+	}
+	versions := c.q.Strs("LaunchTemplateVersion")
+	minV, _, err := c.q.Int("MinVersion")
+	if err != nil {
+		return nil, err
+	}
+	maxV, _, err := c.q.Int("MaxVersion")
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var lts []*ec2.LaunchTemplate
+	id, name := c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName")
+	if id != "" || name != "" {
+		lt, e := s.findTemplate(id, name)
+		if e != nil {
+			return nil, e
+		}
+		lts = []*ec2.LaunchTemplate{lt}
+	} else {
+		for _, v := range versions {
+			if v != "$Latest" && v != "$Default" {
+				return nil, wire.Missing("LaunchTemplateId or LaunchTemplateName")
+			}
+		}
+		if len(versions) == 0 {
+			return nil, wire.Missing("LaunchTemplateId or LaunchTemplateName")
+		}
+		for _, lt := range s.model.Templates {
+			lts = append(lts, lt)
+		}
+		ec2.BySeq(lts, func(lt *ec2.LaunchTemplate) uint64 { return lt.Seq })
+	}
+	var items []ltVersionRow
+	for _, lt := range lts {
+		if len(versions) > 0 {
+			seen := map[int64]bool{}
+			for _, vs := range versions {
+				v, e := templateVersion(lt, vs)
+				if e != nil {
+					return nil, e
+				}
+				if !seen[v.Number] {
+					seen[v.Number] = true
+					items = append(items, ltVersionRow{lt: lt, v: v})
+				}
+			}
+			continue
+		}
+		for i := range lt.Versions {
+			v := &lt.Versions[i]
+			if (minV == 0 || v.Number >= minV) && (maxV == 0 || v.Number <= maxV) {
+				items = append(items, ltVersionRow{lt: lt, v: v})
+			}
+		}
+	}
+	for i := range items {
+		items[i].seq = uint64(i + 1)
+	}
+	page, next := req.List(items)
+	return &wire.DescribeLaunchTemplateVersionsResponse{NextToken: next, Versions: wire.Items(page, func(x ltVersionRow) wire.LaunchTemplateVersionItem {
+		return wire.LaunchTemplateVersion(x.lt, x.v)
+	})}, nil
 }

@@ -126,3 +126,16 @@ type State struct {
 type Value struct {
 	Value string `xml:"value"`
 }
+
+// Items renders records as a response's <item> list with one conversion: nil (the list
+// omitted) when there are none, as appending to a nil list would leave it.
+func Items[T, X any](records []T, render func(T) X) []X {
+	if len(records) == 0 {
+		return nil
+	}
+	out := make([]X, len(records))
+	for i, r := range records {
+		out[i] = render(r)
+	}
+	return out
+}
