@@ -5,55 +5,6 @@ import (
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
-type xmlEbsBlockDevice struct {
-	SnapshotID          string `xml:"snapshotId,omitempty"`
-	VolumeSize          int32  `xml:"volumeSize,omitempty"`
-	DeleteOnTermination string `xml:"deleteOnTermination,omitempty"`
-	VolumeType          string `xml:"volumeType,omitempty"`
-	Iops                int32  `xml:"iops,omitempty"`
-	Throughput          int32  `xml:"throughput,omitempty"`
-	Encrypted           string `xml:"encrypted,omitempty"`
-	KMSKeyID            string `xml:"kmsKeyId,omitempty"`
-}
-
-type xmlBlockDeviceMapping struct {
-	DeviceName string             `xml:"deviceName"`
-	Ebs        *xmlEbsBlockDevice `xml:"ebs,omitempty"`
-}
-
-type xmlImage struct {
-	ImageID            string                  `xml:"imageId"`
-	ImageLocation      string                  `xml:"imageLocation"`
-	ImageState         string                  `xml:"imageState"`
-	ImageOwnerID       string                  `xml:"imageOwnerId"`
-	CreationDate       string                  `xml:"creationDate"`
-	IsPublic           string                  `xml:"isPublic"`
-	Architecture       string                  `xml:"architecture"`
-	ImageType          string                  `xml:"imageType"`
-	PlatformDetails    string                  `xml:"platformDetails"`
-	UsageOperation     string                  `xml:"usageOperation"`
-	ImageOwnerAlias    string                  `xml:"imageOwnerAlias,omitempty"`
-	Name               string                  `xml:"name"`
-	Description        string                  `xml:"description"`
-	RootDeviceType     string                  `xml:"rootDeviceType"`
-	RootDeviceName     string                  `xml:"rootDeviceName"`
-	BlockDeviceMapping []xmlBlockDeviceMapping `xml:"blockDeviceMapping>item"`
-	VirtualizationType string                  `xml:"virtualizationType"`
-	Hypervisor         string                  `xml:"hypervisor"`
-	EnaSupport         string                  `xml:"enaSupport"`
-	SriovNetSupport    string                  `xml:"sriovNetSupport"`
-	BootMode           string                  `xml:"bootMode"`
-	ImdsSupport        string                  `xml:"imdsSupport"`
-	DeprecationTime    string                  `xml:"deprecationTime,omitempty"`
-	Tags               []wire.Tag              `xml:"tagSet>item"`
-}
-
-type describeImagesResponse struct {
-	wire.Header
-	Images    []xmlImage `xml:"imagesSet>item"`
-	NextToken string     `xml:"nextToken,omitempty"`
-}
-
 var imageAttrs = wire.AttrTable[*ec2.Image]{
 	"image-id":            func(i *ec2.Image) []string { return wire.One(i.ID) },
 	"name":                func(i *ec2.Image) []string { return wire.One(i.Name) },
@@ -100,23 +51,7 @@ func (s *Server) describeImages(c *call) (wire.Response, *wire.Error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &describeImagesResponse{NextToken: next}
-	for _, im := range page {
-		resp.Images = append(resp.Images, xmlImage{
-			ImageID: im.ID, ImageLocation: "amazon/" + im.Name, ImageState: "available", ImageOwnerID: im.OwnerID,
-			CreationDate: wire.FormatTime(im.CreationDate), IsPublic: "true", Architecture: im.Architecture,
-			ImageType: "machine", PlatformDetails: "Linux/UNIX", UsageOperation: "RunInstances",
-			ImageOwnerAlias: im.OwnerAlias, Name: im.Name, Description: im.Description,
-			RootDeviceType: "ebs", RootDeviceName: im.RootDeviceName,
-			BlockDeviceMapping: []xmlBlockDeviceMapping{{DeviceName: im.RootDeviceName, Ebs: &xmlEbsBlockDevice{
-				SnapshotID: im.RootSnapshotID, VolumeSize: im.RootSizeGiB, DeleteOnTermination: "true",
-				VolumeType: "gp3", Iops: 3000, Throughput: 125, Encrypted: "false"}}},
-			VirtualizationType: "hvm", Hypervisor: "xen", EnaSupport: "true", SriovNetSupport: "simple",
-			BootMode: bootModeFor(im.Architecture), ImdsSupport: "v2.0",
-			DeprecationTime: wire.FormatTime(im.DeprecationTime), Tags: wire.Tags(im.Tags),
-		})
-	}
-	return resp, nil
+	return &wire.DescribeImagesResponse{Images: wire.Items(page, wire.Image), NextToken: next}, nil
 }
 
 // errImageID is the error for an image ID the account does not hold: malformed or not found.
