@@ -18,13 +18,6 @@ import (
 // (nodeadm's NodeConfig, the shell scripts); the lab's kubelet appends what the bootstrap
 // really did with AppendConsoleOutput.
 
-type getConsoleOutputResponse struct {
-	wire.Header
-	InstanceID string `xml:"instanceId"`
-	Timestamp  string `xml:"timestamp"`
-	Output     string `xml:"output"`
-}
-
 // maxConsoleBytes is how much EC2 keeps of the console (the last 64 KiB).
 const maxConsoleBytes = 64 << 10
 
@@ -42,7 +35,7 @@ func (s *Server) getConsoleOutput(c *call) (wire.Response, *wire.Error) {
 		return nil, e
 	}
 	in := s.model.Instances[id]
-	resp := &getConsoleOutputResponse{InstanceID: id, Timestamp: wire.FormatTime(c.now)}
+	resp := &wire.GetConsoleOutputResponse{InstanceID: id, Timestamp: wire.FormatTime(c.now)}
 	if in.State == ec2.StatePending && in.StoppedAt.IsZero() && !c.now.After(in.LaunchTime) {
 		return resp, nil // nothing written yet
 	}

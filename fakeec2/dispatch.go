@@ -235,6 +235,11 @@ func (s *Server) handle(r *http.Request, c *call) (wire.Response, *wire.Error) {
 	return spec.fn(s, c)
 }
 
+// env is what wire's conversions need of the server. Callers hold s.mu.
+func (s *Server) env() wire.Env {
+	return wire.Env{Account: s.account, Region: s.region, Now: s.clock.Now(), Model: &s.model, Types: s.types}
+}
+
 // mutate runs fn under the store lock and queues its writes; the request answers once
 // they are durable.
 func (s *Server) mutate(c *call, fn func() *wire.Error) *wire.Error {

@@ -13,11 +13,6 @@ import (
 // deletion, attached or not; the leak-enis fault makes a terminated instance leave its
 // secondary interfaces behind, as VPC CNI leaks do.
 
-type createENIResponse struct {
-	wire.Header
-	Interface xmlENI `xml:"networkInterface"`
-}
-
 var eniTagTypes = map[string]bool{"network-interface": true}
 
 func errENINotFound(id string) *wire.Error {
@@ -44,7 +39,7 @@ func (s *Server) createNetworkInterface(c *call) (wire.Response, *wire.Error) {
 		return nil, wire.InvalidValue("Value (%s) for parameter InterfaceType is invalid. Valid values: efa, efa-only, trunk", typ)
 	}
 	want, groups := c.q.Str("PrivateIpAddress"), c.q.Strs("SecurityGroupId")
-	resp := &createENIResponse{}
+	resp := &wire.CreateNetworkInterfaceResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		sn := s.model.Subnets[snID]
 		if sn == nil {
@@ -92,19 +87,13 @@ func (s *Server) createNetworkInterface(c *call) (wire.Response, *wire.Error) {
 		s.model.ENIs[n.ID] = n
 		s.save(bucketENIs, n.ID, n)
 		c.event.Created = append(c.event.Created, n.ID)
-		resp.Interface = s.wireENI(n)
+		resp.Interface = s.env().NetworkInterface(n)
 		return nil
 	})
 	if aerr != nil {
 		return nil, aerr
 	}
 	return resp, nil
-}
-
-type attachENIResponse struct {
-	wire.Header
-	AttachmentID     string `xml:"attachmentId"`
-	NetworkCardIndex int    `xml:"networkCardIndex"`
 }
 
 func (s *Server) attachNetworkInterface(c *call) (wire.Response, *wire.Error) {
@@ -124,7 +113,7 @@ func (s *Server) attachNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	if idx < 0 {
 		return nil, wire.InvalidValue("Value (%d) for parameter deviceIndex is invalid.", idx)
 	}
-	resp := &attachENIResponse{}
+	resp := &wire.AttachNetworkInterfaceResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		n := s.model.ENIs[id]
 		if n == nil {
@@ -270,37 +259,6 @@ func (s *Server) releaseSecondaryENIs(in *ec2.Instance) {
 	in.SecondaryENIs = nil
 }
 
-// wireENI renders an interface as DescribeNetworkInterfaces does. Callers hold s.mu.
-func (s *Server) wireENI(n *ec2.NetworkInterface) xmlENI {
-	x := xmlENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, AvailabilityZone: n.Zone,
-		AvailabilityZoneID: n.ZoneID, Description: n.Description, OwnerID: s.account, Status: n.Status,
-		MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, SourceDestCheck: true,
-		Tags: wire.Tags(n.Tags), InterfaceType: n.InterfaceType,
-		PrivateIPs: []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}}}
-	for _, g := range n.Groups {
-		x.Groups = append(x.Groups, wire.Group{GroupID: g, GroupName: s.groupName(g)})
-	}
-	if n.InstanceID != "" {
-		x.Attachment = &xmlENIAttachment{AttachmentID: n.AttachmentID, InstanceID: n.InstanceID, InstanceOwnerID: s.account,
-			DeviceIndex: n.DeviceIndex, Status: "attached", AttachTime: wire.FormatTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination}
-	}
-	return x
-}
-
-// wireInstanceENI renders an attached interface inside DescribeInstances.
-func (s *Server) wireInstanceENI(n *ec2.NetworkInterface) xmlInstanceENI {
-	xe := xmlInstanceENI{NetworkInterfaceID: n.ID, SubnetID: n.SubnetID, VpcID: n.VpcID, Description: n.Description,
-		OwnerID: s.account, Status: n.Status, MacAddress: n.MAC, PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS,
-		SourceDestCheck: true, Attachment: xmlInstanceENIAttachment{AttachmentID: n.AttachmentID, DeviceIndex: n.DeviceIndex,
-			Status: "attached", AttachTime: wire.FormatTime(n.AttachTime), DeleteOnTermination: n.DeleteOnTermination},
-		PrivateIPs:    []xmlPrivateIP{{PrivateIPAddress: n.PrivateIP, PrivateDNSName: n.PrivateDNS, Primary: true}},
-		InterfaceType: n.InterfaceType}
-	for _, g := range n.Groups {
-		xe.Groups = append(xe.Groups, wire.Group{GroupID: g, GroupName: s.groupName(g)})
-	}
-	return xe
-}
-
 // modifyNetworkInterfaceAttribute changes what the VPC CNI changes: the attachment's
 // DeleteOnTermination, the description, the security groups.
 func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wire.Response, *wire.Error) {
@@ -345,4 +303,50 @@ func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wire.Response, *wire.
 		return nil, aerr
 	}
 	return &wire.PlainResponse{Return: true}, nil
+}
+
+// --- DescribeNetworkInterfaces ---
+
+var eniAttrs = wire.AttrTable[*ec2.NetworkInterface]{
+	"network-interface-id": func(n *ec2.NetworkInterface) []string { return wire.One(n.ID) },
+	"subnet-id":            func(n *ec2.NetworkInterface) []string { return wire.One(n.SubnetID) },
+	"vpc-id":               func(n *ec2.NetworkInterface) []string { return wire.One(n.VpcID) },
+	"availability-zone":    func(n *ec2.NetworkInterface) []string { return wire.One(n.Zone) },
+	"status":               func(n *ec2.NetworkInterface) []string { return wire.One(n.Status) },
+	"private-ip-address":   func(n *ec2.NetworkInterface) []string { return wire.One(n.PrivateIP) },
+	"addresses.private-ip-address": func(n *ec2.NetworkInterface) []string {
+		return wire.One(n.PrivateIP)
+	},
+	"private-dns-name":         func(n *ec2.NetworkInterface) []string { return wire.One(n.PrivateDNS) },
+	"mac-address":              func(n *ec2.NetworkInterface) []string { return wire.One(n.MAC) },
+	"description":              func(n *ec2.NetworkInterface) []string { return wire.One(n.Description) },
+	"interface-type":           func(n *ec2.NetworkInterface) []string { return wire.One(n.InterfaceType) },
+	"group-id":                 func(n *ec2.NetworkInterface) []string { return n.Groups },
+	"attachment.instance-id":   func(n *ec2.NetworkInterface) []string { return wire.One(n.InstanceID) },
+	"attachment.attachment-id": func(n *ec2.NetworkInterface) []string { return wire.One(n.AttachmentID) },
+	"attachment.device-index":  func(n *ec2.NetworkInterface) []string { return []string{itoa(n.DeviceIndex)} },
+	"attachment.status": func(n *ec2.NetworkInterface) []string {
+		return wire.One(map[bool]string{true: "attached"}[n.InstanceID != ""])
+	},
+	"attachment.delete-on-termination": func(n *ec2.NetworkInterface) []string { return wire.One(wire.FormatBool(n.DeleteOnTermination)) },
+	"owner-id":                         func(n *ec2.NetworkInterface) []string { return nil },
+	"requester-managed":                func(n *ec2.NetworkInterface) []string { return wire.One("false") },
+}
+
+func (s *Server) describeNetworkInterfaces(c *call) (wire.Response, *wire.Error) {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.NetworkInterface]{Attrs: eniAttrs, Tags: func(n *ec2.NetworkInterface) []ec2.Tag { return n.Tags },
+		Min: 5, Max: 1000, IDParam: "NetworkInterfaceId", WithMax: wire.SetWithMax("networkInterfaceIdSet"),
+		Seq: func(n *ec2.NetworkInterface) uint64 { return n.Seq }})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	page, next, err := req.Run(s.model.ENIs, func(id string) *wire.Error {
+		return wire.BadRequest(wire.CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.DescribeNetworkInterfacesResponse{Interfaces: wire.Items(page, s.env().NetworkInterface), NextToken: next}, nil
 }

@@ -62,13 +62,6 @@ func errImageID(id string) *wire.Error {
 	return wire.BadRequest(wire.CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
 }
 
-func bootModeFor(arch string) string {
-	if arch == "arm64" {
-		return "uefi"
-	}
-	return "uefi-preferred"
-}
-
 // validID reports whether id looks like an AWS ID of the prefix (8 or 17 hex digits).
 func validID(id, prefix string) bool {
 	if len(id) != len(prefix)+9 && len(id) != len(prefix)+18 {

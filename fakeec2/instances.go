@@ -417,7 +417,7 @@ func (s *Server) runInstances(c *call) (wire.Response, *wire.Error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &runInstancesResponse{}
+	resp := &wire.RunInstancesResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		var lt *ec2.LaunchTemplate
 		var ver *ec2.LaunchTemplateVersion
@@ -471,19 +471,20 @@ func (s *Server) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, 
 	return spec, nil
 }
 
-func (s *Server) finishRun(c *call, spec *launchSpec, resp *runInstancesResponse) *wire.Error {
+func (s *Server) finishRun(c *call, spec *launchSpec, resp *wire.RunInstancesResponse) *wire.Error {
 	if c.dryRun {
 		return wire.DryRun()
 	}
 	ins := s.createInstances(spec, c.now)
 	resp.ReservationID, resp.OwnerID = ins[0].ReservationID, s.account
+	env := s.env()
 	for _, in := range ins {
 		c.event.Created = append(c.event.Created, in.ID)
 		c.event.Created = append(c.event.Created, in.ENIID)
 		for _, v := range in.Volumes {
 			c.event.Created = append(c.event.Created, v.VolumeID)
 		}
-		resp.Instances = append(resp.Instances, s.wireInstance(in))
+		resp.Instances = append(resp.Instances, env.Instance(in))
 	}
 	return nil
 }
@@ -518,7 +519,7 @@ func (s *Server) terminateInstances(c *call) (wire.Response, *wire.Error) {
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
 	}
-	resp := &terminateInstancesResponse{}
+	resp := &wire.StateChangesResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return e
@@ -555,7 +556,7 @@ func (s *Server) terminateInstances(c *call) (wire.Response, *wire.Error) {
 				s.noteStateChange(in, ec2.StateShuttingDown, c.now)
 			}
 			c.event.Terminated = append(c.event.Terminated, id)
-			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(cur), PreviousState: state(prev)})
+			resp.Instances = append(resp.Instances, wire.StateChange(id, prev, cur))
 		}
 		s.advanceLocked(c.now) // a zero shutdown delay terminates at once
 		return nil

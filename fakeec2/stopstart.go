@@ -12,11 +12,6 @@ import (
 // a running instance. A stop ends compute billing (its volumes keep billing); a start
 // boots it again for the boot delay and bills from running.
 
-type stopStartResponse struct {
-	wire.Header
-	Instances []xmlStateChange `xml:"instancesSet>item"`
-}
-
 func (s *Server) stopInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
@@ -27,7 +22,7 @@ func (s *Server) stopInstances(c *call) (wire.Response, *wire.Error) {
 			return nil, err
 		}
 	}
-	resp := &stopStartResponse{}
+	resp := &wire.StateChangesResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return e
@@ -53,7 +48,7 @@ func (s *Server) stopInstances(c *call) (wire.Response, *wire.Error) {
 				s.scheduleDeadline(in)
 				s.noteStateChange(in, ec2.StateStopping, c.now)
 			}
-			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(in.State), PreviousState: state(prev)})
+			resp.Instances = append(resp.Instances, wire.StateChange(id, prev, in.State))
 		}
 		s.advanceLocked(c.now) // a zero shutdown delay stops at once
 		return nil
@@ -69,7 +64,7 @@ func (s *Server) startInstances(c *call) (wire.Response, *wire.Error) {
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
 	}
-	resp := &stopStartResponse{}
+	resp := &wire.StateChangesResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs(ids); e != nil {
 			return e
@@ -94,7 +89,7 @@ func (s *Server) startInstances(c *call) (wire.Response, *wire.Error) {
 				s.scheduleDeadline(in)
 				s.noteStateChange(in, ec2.StatePending, c.now)
 			}
-			resp.Instances = append(resp.Instances, xmlStateChange{InstanceID: id, CurrentState: state(in.State), PreviousState: state(prev)})
+			resp.Instances = append(resp.Instances, wire.StateChange(id, prev, in.State))
 		}
 		s.advanceLocked(c.now)
 		return nil
@@ -109,12 +104,6 @@ func (s *Server) startInstances(c *call) (wire.Response, *wire.Error) {
 const CodeIncorrectInstanceState = ec2.CodeIncorrectInstanceState
 
 // --- ModifyInstanceMetadataOptions ---
-
-type modifyMetadataResponse struct {
-	wire.Header
-	InstanceID string             `xml:"instanceId"`
-	Options    xmlMetadataOptions `xml:"instanceMetadataOptions"`
-}
 
 // metadataApplyDelay is how long a metadata change stays pending (AWS: "a few seconds").
 const metadataApplyDelay = 2 * time.Second
@@ -140,7 +129,7 @@ func (s *Server) modifyInstanceMetadataOptions(c *call) (wire.Response, *wire.Er
 	if hasHop && (hop < 1 || hop > 64) {
 		return nil, wire.InvalidValue("The HttpPutResponseHopLimit value must be between 1 and 64.")
 	}
-	resp := &modifyMetadataResponse{InstanceID: id}
+	resp := &wire.ModifyInstanceMetadataOptionsResponse{InstanceID: id}
 	aerr := s.mutate(c, func() *wire.Error {
 		if e := s.checkInstanceIDs([]string{id}); e != nil {
 			return e
@@ -170,8 +159,7 @@ func (s *Server) modifyInstanceMetadataOptions(c *call) (wire.Response, *wire.Er
 		}
 		in.MetadataAppliedAt = c.now.Add(metadataApplyDelay)
 		s.save(bucketInstances, in.ID, in)
-		resp.Options = xmlMetadataOptions{State: "pending", HTTPTokens: md.HTTPTokens, HTTPPutResponseHopLimit: md.HTTPPutResponseHopLimit,
-			HTTPEndpoint: md.HTTPEndpoint, HTTPProtocolIPv6: md.HTTPProtocolIPv6, InstanceMetadataTags: md.InstanceMetadataTags}
+		resp.Options = wire.MetadataOptions(*md, "pending")
 		return nil
 	})
 	if aerr != nil {

@@ -139,3 +139,28 @@ func Items[T, X any](records []T, render func(T) X) []X {
 	}
 	return out
 }
+
+// Env is what a conversion needs besides the record it renders: the account's ID (owners)
+// and region (ARNs), the time (what is still pending), the model, in which the records it
+// names are looked up (an instance's security groups, interfaces and volumes), and the
+// instance-type catalog by name. The conversions that need it are its methods, so a page
+// renders with Items(page, env.Instance). Callers hold the model's lock while converting.
+type Env struct {
+	Account, Region string
+	Now             time.Time
+	Model           *ec2.State
+	Types           map[string]*ec2.InstanceTypeInfo
+}
+
+// groups renders security group IDs with their names (nil for none).
+func (env Env) groups(ids []string) []Group {
+	var out []Group
+	for _, id := range ids {
+		g := Group{GroupID: id}
+		if sg := env.Model.Groups[id]; sg != nil {
+			g.GroupName = sg.Name
+		}
+		out = append(out, g)
+	}
+	return out
+}
