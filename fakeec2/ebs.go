@@ -2,7 +2,6 @@ package fakeec2
 
 import (
 	"container/heap"
-	"fmt"
 	"strings"
 	"time"
 
@@ -51,27 +50,59 @@ func (s *Server) findVolume(id string) (*ec2.Volume, *wire.Error) {
 	return v, nil
 }
 
-func (s *Server) wireVolume(v *ec2.Volume) xmlVolume {
-	x := xmlVolume{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
-		AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: wire.FormatTime(v.CreateTime), Tags: wire.Tags(v.Tags),
-		VolumeType: v.Type, Iops: v.Iops, Throughput: v.Throughput, Encrypted: v.Encrypted, KMSKeyID: v.KMSKeyID,
-		VolumeArn: fmt.Sprintf("arn:aws:ec2:%s:%s:volume/%s", s.region, s.account, v.ID)}
-	if v.KMSKeyID != "" && v.KMSKeyID[0] == 'a' { // alias/aws/ebs: EC2 reports the key ARN
-		x.KMSKeyID = fmt.Sprintf("arn:aws:kms:%s:%s:alias/aws/ebs", s.region, s.account)
+// --- DescribeVolumes ---
+
+var volumeAttrs = wire.AttrTable[*ec2.Volume]{
+	"volume-id":                        func(v *ec2.Volume) []string { return wire.One(v.ID) },
+	"volume-type":                      func(v *ec2.Volume) []string { return wire.One(v.Type) },
+	"size":                             func(v *ec2.Volume) []string { return i32s(v.SizeGiB) },
+	"status":                           func(v *ec2.Volume) []string { return wire.One(v.State) },
+	"availability-zone":                func(v *ec2.Volume) []string { return wire.One(v.Zone) },
+	"encrypted":                        func(v *ec2.Volume) []string { return wire.One(wire.FormatBool(v.Encrypted)) },
+	"snapshot-id":                      func(v *ec2.Volume) []string { return wire.One(v.SnapshotID) },
+	"create-time":                      func(v *ec2.Volume) []string { return wire.One(wire.FormatTime(v.CreateTime)) },
+	"attachment.instance-id":           func(v *ec2.Volume) []string { return wire.One(v.InstanceID) },
+	"attachment.device":                func(v *ec2.Volume) []string { return wire.One(v.Device) },
+	"attachment.status":                func(v *ec2.Volume) []string { return attachStatus(v) },
+	"attachment.delete-on-termination": func(v *ec2.Volume) []string { return attachDOT(v) },
+	"multi-attach-enabled":             func(v *ec2.Volume) []string { return wire.One("false") },
+}
+
+func attachStatus(v *ec2.Volume) []string {
+	if v.InstanceID == "" {
+		return nil
 	}
-	if v.InstanceID != "" {
-		x.Attachments = []xmlVolumeAttachment{{VolumeID: v.ID, InstanceID: v.InstanceID, Device: v.Device,
-			Status: v.AttachStatus(), AttachTime: wire.FormatTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}}
+	return wire.One(v.AttachStatus())
+}
+
+func attachDOT(v *ec2.Volume) []string {
+	if v.InstanceID == "" {
+		return nil
 	}
-	return x
+	return wire.One(wire.FormatBool(v.DeleteOnTermination))
+}
+
+func (s *Server) describeVolumes(c *call) (wire.Response, *wire.Error) {
+	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Volume]{Attrs: volumeAttrs, Tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
+		Min: 5, Max: 500, IDParam: "VolumeId", WithMax: wire.SetWithMax("volumeSet"), Seq: func(v *ec2.Volume) uint64 { return v.Seq }})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	page, next, err := req.Run(s.model.Volumes, func(id string) *wire.Error {
+		if !validID(id, "vol") {
+			return wire.BadRequest("InvalidVolumeID.Malformed", "Invalid id: \"%s\"", id)
+		}
+		return wire.BadRequest(wire.CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.DescribeVolumesResponse{Volumes: wire.Items(page, s.env().Volume), NextToken: next}, nil
 }
 
 // --- CreateVolume ---
-
-type createVolumeResponse struct {
-	wire.Header
-	xmlVolume
-}
 
 var volumeTagTypes = map[string]bool{"volume": true}
 
@@ -168,12 +199,12 @@ func (s *Server) createVolume(c *call) (wire.Response, *wire.Error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	x := s.wireVolume(out)
+	x := s.env().Volume(out)
 	x.Status = ec2.VolCreating
 	if s.volumeDelay == 0 {
 		x.Status = ec2.VolAvailable
 	}
-	return &createVolumeResponse{xmlVolume: x}, nil
+	return &wire.CreateVolumeResponse{VolumeItem: x}, nil
 }
 
 // newVolume creates the volume r asks for, in zone zoneID, and starts billing it. Callers
@@ -206,11 +237,6 @@ func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume 
 
 // --- AttachVolume / DetachVolume ---
 
-type volumeAttachmentResponse struct {
-	wire.Header
-	xmlVolumeAttachment
-}
-
 func (s *Server) attachVolume(c *call) (wire.Response, *wire.Error) {
 	vid, iid, dev := c.q.Str("VolumeId"), c.q.Str("InstanceId"), c.q.Str("Device")
 	switch {
@@ -221,7 +247,7 @@ func (s *Server) attachVolume(c *call) (wire.Response, *wire.Error) {
 	case dev == "":
 		return nil, wire.Missing("Device")
 	}
-	resp := &volumeAttachmentResponse{}
+	resp := &wire.VolumeAttachmentResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
@@ -243,8 +269,7 @@ func (s *Server) attachVolume(c *call) (wire.Response, *wire.Error) {
 		s.save(bucketVolumes, v.ID, v)
 		s.save(bucketInstances, in.ID, in)
 		s.scheduleVolume(v)
-		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: iid, Device: dev, Status: ec2.AttAttaching,
-			AttachTime: wire.FormatTime(c.now)}
+		resp.VolumeAttachmentItem = wire.VolumeAttachment(v)
 		s.advanceLocked(c.now)
 		return nil
 	})
@@ -262,7 +287,7 @@ func (s *Server) detachVolume(c *call) (wire.Response, *wire.Error) {
 	if _, _, err := c.q.Bool("Force"); err != nil {
 		return nil, err
 	}
-	resp := &volumeAttachmentResponse{}
+	resp := &wire.VolumeAttachmentResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
@@ -278,8 +303,7 @@ func (s *Server) detachVolume(c *call) (wire.Response, *wire.Error) {
 		v.AttachState, v.Until = ec2.AttDetaching, c.now.Add(s.volumeDelay)
 		s.save(bucketVolumes, v.ID, v)
 		s.scheduleVolume(v)
-		resp.xmlVolumeAttachment = xmlVolumeAttachment{VolumeID: vid, InstanceID: v.InstanceID, Device: v.Device,
-			Status: ec2.AttDetaching, AttachTime: wire.FormatTime(v.AttachTime), DeleteOnTermination: v.DeleteOnTermination}
+		resp.VolumeAttachmentItem = wire.VolumeAttachment(v)
 		s.advanceLocked(c.now)
 		return nil
 	})
@@ -335,49 +359,6 @@ func (s *Server) deleteVolume(c *call) (wire.Response, *wire.Error) {
 
 // --- ModifyVolume / DescribeVolumesModifications ---
 
-type xmlVolumeModification struct {
-	VolumeID          string `xml:"volumeId"`
-	ModificationState string `xml:"modificationState"`
-	TargetSize        int32  `xml:"targetSize"`
-	TargetIops        int32  `xml:"targetIops,omitempty"`
-	TargetVolumeType  string `xml:"targetVolumeType"`
-	TargetThroughput  int32  `xml:"targetThroughput,omitempty"`
-	TargetMultiAttach bool   `xml:"targetMultiAttachEnabled"`
-	OriginalSize      int32  `xml:"originalSize"`
-	OriginalIops      int32  `xml:"originalIops,omitempty"`
-	OriginalType      string `xml:"originalVolumeType"`
-	OriginalThr       int32  `xml:"originalThroughput,omitempty"`
-	OriginalMulti     bool   `xml:"originalMultiAttachEnabled"`
-	Progress          int64  `xml:"progress"`
-	StartTime         string `xml:"startTime"`
-	EndTime           string `xml:"endTime,omitempty"`
-}
-
-type modifyVolumeResponse struct {
-	wire.Header
-	Modification xmlVolumeModification `xml:"volumeModification"`
-}
-
-type describeVolumesModificationsResponse struct {
-	wire.Header
-	Modifications []xmlVolumeModification `xml:"volumeModificationSet>item"`
-	NextToken     string                  `xml:"nextToken,omitempty"`
-}
-
-// wireMod renders a modification as of now: modifying, then optimizing for the volume
-// delay, then completed.
-func wireMod(vid string, m *ec2.VolumeModification, now time.Time) xmlVolumeModification {
-	x := xmlVolumeModification{VolumeID: vid, TargetSize: m.TargetSize, TargetIops: m.TargetIops, TargetVolumeType: m.TargetType,
-		TargetThroughput: m.TargetThroughput, OriginalSize: m.OrigSize, OriginalIops: m.OrigIops, OriginalType: m.OrigType,
-		OriginalThr: m.OrigThroughput, StartTime: wire.FormatTime(m.Start), ModificationState: "optimizing", Progress: 50}
-	if !now.Before(m.End) {
-		x.ModificationState, x.Progress, x.EndTime = "completed", 100, wire.FormatTime(m.End)
-	} else if now.Equal(m.Start) {
-		x.ModificationState, x.Progress = "modifying", 0
-	}
-	return x
-}
-
 func (s *Server) modifyVolume(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	size, hasSize, err := c.q.Int("Size")
@@ -396,7 +377,7 @@ func (s *Server) modifyVolume(c *call) (wire.Response, *wire.Error) {
 	if typ != "" && !validVolumeTypes[typ] {
 		return nil, wire.InvalidValue("Value (%s) for parameter volumeType is invalid. Valid values: standard, io1, io2, gp2, sc1, st1, gp3", typ)
 	}
-	resp := &modifyVolumeResponse{}
+	resp := &wire.ModifyVolumeResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
@@ -438,7 +419,7 @@ func (s *Server) modifyVolume(c *call) (wire.Response, *wire.Error) {
 			s.resumeLedger(v.ID, c.now, billing.VolumeHourly(v.Type, v.SizeGiB))
 		}
 		s.save(bucketVolumes, v.ID, v)
-		resp.Modification = wireMod(v.ID, m, c.now)
+		resp.Modification = wire.VolumeModification(v.ID, m, c.now)
 		return nil
 	})
 	if aerr != nil {
@@ -465,7 +446,9 @@ func (s *Server) describeVolumesModifications(c *call) (wire.Response, *wire.Err
 	for k, f := range volumeModAttrs {
 		attrs[k] = f
 	}
-	attrs["modification-state"] = func(v *ec2.Volume) []string { return wire.One(wireMod(v.ID, v.Mod, now).ModificationState) }
+	attrs["modification-state"] = func(v *ec2.Volume) []string {
+		return wire.One(wire.VolumeModification(v.ID, v.Mod, now).ModificationState)
+	}
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Volume]{Attrs: attrs, Tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
 		Min: 5, Max: 500, IDParam: "VolumeId", Seq: func(v *ec2.Volume) uint64 { return v.Seq },
 		CheckIDs: func(ids []string) *wire.Error {
@@ -493,11 +476,9 @@ func (s *Server) describeVolumesModifications(c *call) (wire.Response, *wire.Err
 	if aerr != nil {
 		return nil, aerr
 	}
-	resp := &describeVolumesModificationsResponse{NextToken: next}
-	for _, v := range page {
-		resp.Modifications = append(resp.Modifications, wireMod(v.ID, v.Mod, now))
-	}
-	return resp, nil
+	return &wire.DescribeVolumesModificationsResponse{NextToken: next, Modifications: wire.Items(page, func(v *ec2.Volume) wire.VolumeModificationItem {
+		return wire.VolumeModification(v.ID, v.Mod, now)
+	})}, nil
 }
 
 // --- deadlines ---

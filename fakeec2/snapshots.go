@@ -2,7 +2,6 @@ package fakeec2
 
 import (
 	"container/heap"
-	"fmt"
 	"strconv"
 
 	"github.com/karplab/karplab/fakeec2/billing"
@@ -21,79 +20,39 @@ const (
 	snapCompleted   = "completed"
 )
 
-// snapView is one snapshot as DescribeSnapshots sees it.
+// snapView is a snapshot as DescribeSnapshots sees it: the account's own or an image's
+// root snapshot, already in its wire form (the filters match what is answered).
 type snapView struct {
-	seq                   uint64
-	id, volumeID, ownerID string
-	ownerAlias            string
-	size                  int32
-	state, description    string
-	encrypted             bool
-	kms                   string
-	start                 string
-	progress              string
-	tags                  []ec2.Tag
+	seq  uint64
+	tags []ec2.Tag
+	x    wire.SnapshotItem
 }
 
-type xmlSnapshot struct {
-	SnapshotID  string     `xml:"snapshotId"`
-	VolumeID    string     `xml:"volumeId"`
-	Status      string     `xml:"status"`
-	StartTime   string     `xml:"startTime"`
-	Progress    string     `xml:"progress"`
-	OwnerID     string     `xml:"ownerId"`
-	OwnerAlias  string     `xml:"ownerAlias,omitempty"`
-	Description string     `xml:"description"`
-	VolumeSize  int32      `xml:"volumeSize"`
-	Encrypted   bool       `xml:"encrypted"`
-	KMSKeyID    string     `xml:"kmsKeyId,omitempty"`
-	StorageTier string     `xml:"storageTier"`
-	Tags        []wire.Tag `xml:"tagSet>item"`
-}
-
-func (v snapView) wire() xmlSnapshot {
-	return xmlSnapshot{SnapshotID: v.id, VolumeID: v.volumeID, Status: v.state, StartTime: v.start, Progress: v.progress,
-		OwnerID: v.ownerID, OwnerAlias: v.ownerAlias, Description: v.description, VolumeSize: v.size,
-		Encrypted: v.encrypted, KMSKeyID: v.kms, StorageTier: "standard", Tags: wire.Tags(v.tags)}
-}
-
-// snapViews lists every snapshot the account can see. Callers hold s.mu.
+// snapViews are the snapshots DescribeSnapshots knows, by ID. Callers hold s.mu.
 func (s *Server) snapViews() map[string]snapView {
 	out := map[string]snapView{}
 	for _, im := range s.model.Images {
 		if im.RootSnapshotID == "" {
 			continue
 		}
-		out[im.RootSnapshotID] = snapView{seq: im.Seq, id: im.RootSnapshotID, volumeID: "vol-ffffffff", ownerID: im.OwnerID,
-			ownerAlias: "amazon", size: im.RootSizeGiB, state: snapCompleted, start: wire.FormatTime(im.CreationDate),
-			progress: "100%", description: "Root snapshot of " + im.Name}
+		out[im.RootSnapshotID] = snapView{seq: im.Seq, x: wire.ImageSnapshot(im)}
 	}
+	env := s.env()
 	for _, sn := range s.model.Snapshots {
-		v := snapView{seq: sn.Seq, id: sn.ID, volumeID: sn.VolumeID, ownerID: s.account, size: sn.SizeGiB,
-			state: sn.State, description: sn.Description, encrypted: sn.Encrypted, kms: sn.KMSKeyID,
-			start: wire.FormatTime(sn.StartTime), progress: "100%", tags: sn.Tags}
-		if sn.State == snapPending {
-			v.progress = "0%"
-		}
-		if v.kms != "" && v.kms[0] == 'a' {
-			v.kms = fmt.Sprintf("arn:aws:kms:%s:%s:alias/aws/ebs", s.region, s.account)
-		}
-		out[sn.ID] = v
+		out[sn.ID] = snapView{seq: sn.Seq, tags: sn.Tags, x: env.Snapshot(sn)}
 	}
 	return out
 }
 
-// snapshotSize is the size and encryption of a snapshot a volume may be created from.
-// Callers hold s.mu.
 func (s *Server) snapshotSize(id string) (int32, bool, *wire.Error) {
 	v, ok := s.snapViews()[id]
 	if !ok {
 		return 0, false, errSnapshotNotFound(id)
 	}
-	if v.state != snapCompleted {
-		return 0, false, wire.BadRequest(wire.CodeIncorrectState, "Snapshot is in invalid state - %s", v.state)
+	if v.x.Status != snapCompleted {
+		return 0, false, wire.BadRequest(wire.CodeIncorrectState, "Snapshot is in invalid state - %s", v.x.Status)
 	}
-	return v.size, v.encrypted, nil
+	return v.x.VolumeSize, v.x.Encrypted, nil
 }
 
 func errSnapshotNotFound(id string) *wire.Error {
@@ -104,11 +63,6 @@ func errSnapshotNotFound(id string) *wire.Error {
 }
 
 // --- CreateSnapshot ---
-
-type createSnapshotResponse struct {
-	wire.Header
-	xmlSnapshot
-}
 
 var snapshotTagTypes = map[string]bool{"snapshot": true}
 
@@ -121,7 +75,7 @@ func (s *Server) createSnapshot(c *call) (wire.Response, *wire.Error) {
 	if len(c.q.Str("Description")) > 255 {
 		return nil, wire.InvalidValue("The description exceeds 255 characters.")
 	}
-	resp := &createSnapshotResponse{}
+	resp := &wire.CreateSnapshotResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
 		if e != nil {
@@ -143,7 +97,7 @@ func (s *Server) createSnapshot(c *call) (wire.Response, *wire.Error) {
 			Zone: v.Zone, PricePerHour: billing.SnapshotHourly(sn.SizeGiB), Started: c.now,
 			Tags: ec2.TagsMap(sn.Tags), Caller: c.caller})
 		c.event.Created = append(c.event.Created, sn.ID)
-		resp.xmlSnapshot = s.snapViews()[sn.ID].wire()
+		resp.SnapshotItem = s.env().Snapshot(sn)
 		s.advanceLocked(c.now)
 		return nil
 	})
@@ -155,26 +109,18 @@ func (s *Server) createSnapshot(c *call) (wire.Response, *wire.Error) {
 
 // --- DescribeSnapshots ---
 
-type describeSnapshotsResponse struct {
-	wire.Header
-	Snapshots []xmlSnapshot `xml:"snapshotSet>item"`
-	NextToken string        `xml:"nextToken,omitempty"`
-}
-
 var snapAttrs = wire.AttrTable[snapView]{
-	"snapshot-id": func(v snapView) []string { return wire.One(v.id) },
-	"volume-id":   func(v snapView) []string { return wire.One(v.volumeID) },
-	"status":      func(v snapView) []string { return wire.One(v.state) },
-	"owner-id":    func(v snapView) []string { return wire.One(v.ownerID) },
-	"owner-alias": func(v snapView) []string { return wire.One(v.ownerAlias) },
-	"description": func(v snapView) []string { return wire.One(v.description) },
-	"volume-size": func(v snapView) []string { return []string{strconv.Itoa(int(v.size))} },
-	"encrypted":   func(v snapView) []string { return wire.One(wire.FormatBool(v.encrypted)) },
-	"progress":    func(v snapView) []string { return wire.One(v.progress) },
-	"start-time":  func(v snapView) []string { return wire.One(v.start) },
-	"storage-tier": func(v snapView) []string {
-		return wire.One("standard")
-	},
+	"snapshot-id":  func(v snapView) []string { return wire.One(v.x.SnapshotID) },
+	"volume-id":    func(v snapView) []string { return wire.One(v.x.VolumeID) },
+	"status":       func(v snapView) []string { return wire.One(v.x.Status) },
+	"owner-id":     func(v snapView) []string { return wire.One(v.x.OwnerID) },
+	"owner-alias":  func(v snapView) []string { return wire.One(v.x.OwnerAlias) },
+	"description":  func(v snapView) []string { return wire.One(v.x.Description) },
+	"volume-size":  func(v snapView) []string { return []string{strconv.Itoa(int(v.x.VolumeSize))} },
+	"encrypted":    func(v snapView) []string { return wire.One(wire.FormatBool(v.x.Encrypted)) },
+	"progress":     func(v snapView) []string { return wire.One(v.x.Progress) },
+	"start-time":   func(v snapView) []string { return wire.One(v.x.StartTime) },
+	"storage-tier": func(v snapView) []string { return wire.One(v.x.StorageTier) },
 }
 
 func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
@@ -191,7 +137,7 @@ func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
 		for id, v := range all {
 			ok := false
 			for _, o := range owners {
-				ok = ok || o == v.ownerID || (o == "self" && v.ownerID == s.account) || (o == "amazon" && v.ownerAlias == "amazon")
+				ok = ok || o == v.x.OwnerID || (o == "self" && v.x.OwnerID == s.account) || (o == "amazon" && v.x.OwnerAlias == "amazon")
 			}
 			if !ok {
 				delete(all, id)
@@ -202,11 +148,7 @@ func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	resp := &describeSnapshotsResponse{NextToken: next}
-	for _, v := range page {
-		resp.Snapshots = append(resp.Snapshots, v.wire())
-	}
-	return resp, nil
+	return &wire.DescribeSnapshotsResponse{Snapshots: wire.Items(page, func(v snapView) wire.SnapshotItem { return v.x }), NextToken: next}, nil
 }
 
 // --- DeleteSnapshot ---
