@@ -10,9 +10,9 @@ import (
 )
 
 // What a person asks about the account itself: DescribeRegions,
-// DescribeAccountAttributes, DescribeKeyPairs, DescribeAddresses, DescribeRouteTables.
-// The lab has no key pairs and no Elastic IPs; each VPC has its main route table with
-// the local route.
+// DescribeAccountAttributes, DescribeKeyPairs, DescribeAddresses, DescribePlacementGroups,
+// DescribeRouteTables. The lab has no key pairs, Elastic IPs or placement groups; each VPC
+// has its main route table with the local route.
 
 // optInRegions need opting in (AllRegions shows them as not-opted-in); the others are
 // enabled in every account.
@@ -27,17 +27,6 @@ var (
 type regionRow struct {
 	seq          uint64
 	name, status string
-}
-
-type xmlRegion struct {
-	RegionName  string `xml:"regionName"`
-	Endpoint    string `xml:"regionEndpoint"`
-	OptInStatus string `xml:"optInStatus"`
-}
-
-type describeRegionsResponse struct {
-	wire.Header
-	Regions []xmlRegion `xml:"regionInfo>item"`
 }
 
 var regionAttrs = wire.AttrTable[regionRow]{
@@ -80,28 +69,10 @@ func (s *Server) describeRegions(c *call) (wire.Response, *wire.Error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &describeRegionsResponse{}
-	for _, r := range page {
-		resp.Regions = append(resp.Regions, xmlRegion{RegionName: r.name, Endpoint: "ec2." + r.name + ".amazonaws.com", OptInStatus: r.status})
-	}
-	return resp, nil
+	return &wire.DescribeRegionsResponse{Regions: wire.Items(page, func(r regionRow) wire.RegionItem { return wire.Region(r.name, r.status) })}, nil
 }
 
 // --- DescribeAccountAttributes ---
-
-type xmlAccountAttribute struct {
-	Name   string         `xml:"attributeName"`
-	Values []xmlAttrValue `xml:"attributeValueSet>item"`
-}
-
-type xmlAttrValue struct {
-	Value string `xml:"attributeValue"`
-}
-
-type describeAccountAttributesResponse struct {
-	wire.Header
-	Attributes []xmlAccountAttribute `xml:"accountAttributeSet>item"`
-}
 
 func (s *Server) describeAccountAttributes(c *call) (wire.Response, *wire.Error) {
 	s.mu.RLock()
@@ -126,28 +97,17 @@ func (s *Server) describeAccountAttributes(c *call) (wire.Response, *wire.Error)
 			return nil, wire.InvalidValue("Value (%s) for parameter attributeName is invalid. Unknown attribute.", n)
 		}
 	}
-	resp := &describeAccountAttributesResponse{}
+	resp := &wire.DescribeAccountAttributesResponse{}
 	for _, n := range order {
 		if len(names) > 0 && !slices.Contains(names, n) {
 			continue
 		}
-		a := xmlAccountAttribute{Name: n}
-		for _, v := range attrs[n] {
-			a.Values = append(a.Values, xmlAttrValue{Value: v})
-		}
-		resp.Attributes = append(resp.Attributes, a)
+		resp.Attributes = append(resp.Attributes, wire.AccountAttribute(n, attrs[n]))
 	}
 	return resp, nil
 }
 
 // --- DescribeKeyPairs / DescribeAddresses: the lab has none ---
-
-type describeKeyPairsResponse struct {
-	wire.Header
-	KeyPairs []struct {
-		KeyName string `xml:"keyName"`
-	} `xml:"keySet>item"`
-}
 
 // describeNone answers a Describe of records the lab never has: the filters are checked,
 // the first ID or name asked for is not found, and the list is empty.
@@ -175,14 +135,7 @@ func (s *Server) describeKeyPairs(c *call) (wire.Response, *wire.Error) {
 	if _, _, err := c.q.Bool("IncludePublicKey"); err != nil {
 		return nil, err
 	}
-	return &describeKeyPairsResponse{}, nil
-}
-
-type describeAddressesResponse struct {
-	wire.Header
-	Addresses []struct {
-		PublicIP string `xml:"publicIp"`
-	} `xml:"addressesSet>item"`
+	return &wire.DescribeKeyPairsResponse{}, nil
 }
 
 func (s *Server) describeAddresses(c *call) (wire.Response, *wire.Error) {
@@ -197,7 +150,38 @@ func (s *Server) describeAddresses(c *call) (wire.Response, *wire.Error) {
 	}); err != nil {
 		return nil, err
 	}
-	return &describeAddressesResponse{}, nil
+	return &wire.DescribeAddressesResponse{}, nil
+}
+
+// --- DescribePlacementGroups ---
+
+// The lab has no placement groups (nothing creates them), so every answer is an empty
+// list or, for a group asked for by name or ID, the not-found error AWS gives.
+
+// placementGroupFilters are the filter names AWS documents for DescribePlacementGroups
+// (tag-key and tag-value come with the tags).
+var placementGroupFilters = wire.NoneTable[struct{}]("group-name", "group-arn", "spread-level", "state", "strategy")
+
+func (s *Server) describePlacementGroups(c *call) (wire.Response, *wire.Error) {
+	err := describeNone(c, wire.Describe[struct{}]{Attrs: placementGroupFilters, Tags: noTags, NoPaging: true,
+		IDParam: "GroupId", NameParam: "GroupName",
+		CheckIDs: func(ids []string) *wire.Error {
+			for _, id := range ids {
+				if !validID(id, "pg") {
+					return wire.BadRequest(wire.CodeInvalidPlacementGroupIDMalformed, "Invalid id: \"%s\" (expecting \"pg-...\")", id)
+				}
+			}
+			return nil
+		},
+		ByName: func(name string) (struct{}, *wire.Error) {
+			return struct{}{}, wire.BadRequest(wire.CodeInvalidPlacementGroupUnknown, "The Placement Group '%s' is unknown.", name)
+		}}, func(id string) *wire.Error {
+		return wire.BadRequest(wire.CodeInvalidPlacementGroupIDNotFound, "The Placement Group ID '%s' is unknown.", id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &wire.DescribePlacementGroupsResponse{}, nil
 }
 
 // --- DescribeRouteTables ---
@@ -249,37 +233,6 @@ var routeTableAttrs = wire.AttrTable[routeTable]{
 	"association.carrier-gateway-id":         func(r routeTable) []string { return nil },
 }
 
-type xmlRoute struct {
-	DestinationCidrBlock string `xml:"destinationCidrBlock"`
-	GatewayID            string `xml:"gatewayId"`
-	State                string `xml:"state"`
-	Origin               string `xml:"origin"`
-}
-
-type xmlRouteTableAssociation struct {
-	Main          bool   `xml:"main"`
-	AssociationID string `xml:"routeTableAssociationId"`
-	RouteTableID  string `xml:"routeTableId"`
-	State         struct {
-		State string `xml:"state"`
-	} `xml:"associationState"`
-}
-
-type xmlRouteTable struct {
-	RouteTableID string                     `xml:"routeTableId"`
-	VpcID        string                     `xml:"vpcId"`
-	OwnerID      string                     `xml:"ownerId"`
-	Routes       []xmlRoute                 `xml:"routeSet>item"`
-	Associations []xmlRouteTableAssociation `xml:"associationSet>item"`
-	Tags         []wire.Tag                 `xml:"tagSet>item"`
-}
-
-type describeRouteTablesResponse struct {
-	wire.Header
-	RouteTables []xmlRouteTable `xml:"routeTableSet>item"`
-	NextToken   string          `xml:"nextToken,omitempty"`
-}
-
 func (s *Server) describeRouteTables(c *call) (wire.Response, *wire.Error) {
 	attrs := wire.AttrTable[routeTable]{}
 	for k, f := range routeTableAttrs {
@@ -299,13 +252,8 @@ func (s *Server) describeRouteTables(c *call) (wire.Response, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	resp := &describeRouteTablesResponse{NextToken: next}
-	for _, r := range page {
-		a := xmlRouteTableAssociation{Main: true, AssociationID: r.assocID, RouteTableID: r.id}
-		a.State.State = "associated"
-		resp.RouteTables = append(resp.RouteTables, xmlRouteTable{RouteTableID: r.id, VpcID: r.vpcID, OwnerID: s.account,
-			Routes:       []xmlRoute{{DestinationCidrBlock: r.vpcCIDR, GatewayID: "local", State: "active", Origin: "CreateRouteTable"}},
-			Associations: []xmlRouteTableAssociation{a}})
-	}
-	return resp, nil
+	env := s.env()
+	return &wire.DescribeRouteTablesResponse{NextToken: next, RouteTables: wire.Items(page, func(r routeTable) wire.RouteTableItem {
+		return env.MainRouteTable(r.id, r.assocID, r.vpcID, r.vpcCIDR)
+	})}, nil
 }

@@ -235,7 +235,8 @@ func (s *Server) handle(r *http.Request, c *call) (wire.Response, *wire.Error) {
 	return spec.fn(s, c)
 }
 
-// env is what wire's conversions need of the server. Callers hold s.mu.
+// env is what wire's conversions need of the server; those that read its Model run
+// under s.mu.
 func (s *Server) env() wire.Env {
 	return wire.Env{Account: s.account, Region: s.region, Now: s.clock.Now(), Model: &s.model, Types: s.types}
 }

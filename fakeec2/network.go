@@ -62,22 +62,6 @@ func (s *Server) privateDNS(ip string) string {
 
 // --- DescribeVpcs ---
 
-type xmlVpc struct {
-	VpcID     string     `xml:"vpcId"`
-	OwnerID   string     `xml:"ownerId"`
-	State     string     `xml:"state"`
-	CidrBlock string     `xml:"cidrBlock"`
-	IsDefault string     `xml:"isDefault"`
-	Tenancy   string     `xml:"instanceTenancy"`
-	Tags      []wire.Tag `xml:"tagSet>item"`
-}
-
-type describeVpcsResponse struct {
-	wire.Header
-	Vpcs      []xmlVpc `xml:"vpcSet>item"`
-	NextToken string   `xml:"nextToken,omitempty"`
-}
-
 var vpcAttrs = wire.AttrTable[*ec2.VPC]{
 	"vpc-id":     func(v *ec2.VPC) []string { return wire.One(v.ID) },
 	"cidr":       func(v *ec2.VPC) []string { return wire.One(v.CIDR) },
@@ -95,19 +79,13 @@ func (s *Server) describeVpcs(c *call) (wire.Response, *wire.Error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	resp := &describeVpcsResponse{}
 	page, next, err := req.Run(s.model.VPCs, func(id string) *wire.Error {
 		return wire.BadRequest("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp.NextToken = next
-	for _, v := range page {
-		resp.Vpcs = append(resp.Vpcs, xmlVpc{VpcID: v.ID, OwnerID: s.account, State: "available", CidrBlock: v.CIDR,
-			IsDefault: wire.FormatBool(v.IsDefault), Tenancy: "default", Tags: wire.Tags(v.Tags)})
-	}
-	return resp, nil
+	return &wire.DescribeVpcsResponse{Vpcs: wire.Items(page, s.env().Vpc), NextToken: next}, nil
 }
 
 func filterSlice[T any](items []T, pred func(T) bool) []T {
@@ -121,28 +99,6 @@ func filterSlice[T any](items []T, pred func(T) bool) []T {
 }
 
 // --- DescribeSubnets ---
-
-type xmlSubnet struct {
-	SubnetID                string     `xml:"subnetId"`
-	SubnetArn               string     `xml:"subnetArn"`
-	State                   string     `xml:"state"`
-	VpcID                   string     `xml:"vpcId"`
-	OwnerID                 string     `xml:"ownerId"`
-	CidrBlock               string     `xml:"cidrBlock"`
-	AvailableIPAddressCount int        `xml:"availableIpAddressCount"`
-	AvailabilityZone        string     `xml:"availabilityZone"`
-	AvailabilityZoneID      string     `xml:"availabilityZoneId"`
-	DefaultForAz            string     `xml:"defaultForAz"`
-	MapPublicIPOnLaunch     string     `xml:"mapPublicIpOnLaunch"`
-	AssignIpv6OnCreation    string     `xml:"assignIpv6AddressOnCreation"`
-	Tags                    []wire.Tag `xml:"tagSet>item"`
-}
-
-type describeSubnetsResponse struct {
-	wire.Header
-	Subnets   []xmlSubnet `xml:"subnetSet>item"`
-	NextToken string      `xml:"nextToken,omitempty"`
-}
 
 var subnetAttrs = wire.AttrTable[*ec2.Subnet]{
 	"subnet-id":            func(x *ec2.Subnet) []string { return wire.One(x.ID) },
@@ -167,43 +123,16 @@ func (s *Server) describeSubnets(c *call) (wire.Response, *wire.Error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	resp := &describeSubnetsResponse{}
 	page, next, err := req.Run(s.model.Subnets, func(id string) *wire.Error {
 		return wire.BadRequest(wire.CodeInvalidSubnetIDNotFound, "The subnet ID '%s' does not exist", id)
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp.NextToken = next
-	for _, x := range page {
-		resp.Subnets = append(resp.Subnets, xmlSubnet{
-			SubnetID: x.ID, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.region, s.account, x.ID),
-			State: "available", VpcID: x.VpcID, OwnerID: s.account, CidrBlock: x.CIDR,
-			AvailableIPAddressCount: s.model.FreeIPCount(x), AvailabilityZone: x.Zone, AvailabilityZoneID: x.ZoneID,
-			DefaultForAz: wire.FormatBool(x.IsDefault), MapPublicIPOnLaunch: "false", AssignIpv6OnCreation: "false",
-			Tags: wire.Tags(x.Tags),
-		})
-	}
-	return resp, nil
+	return &wire.DescribeSubnetsResponse{Subnets: wire.Items(page, s.env().Subnet), NextToken: next}, nil
 }
 
 // --- DescribeSecurityGroups ---
-
-type xmlSecurityGroup struct {
-	OwnerID          string     `xml:"ownerId"`
-	GroupID          string     `xml:"groupId"`
-	GroupName        string     `xml:"groupName"`
-	GroupDescription string     `xml:"groupDescription"`
-	VpcID            string     `xml:"vpcId"`
-	SecurityGroupArn string     `xml:"securityGroupArn"`
-	Tags             []wire.Tag `xml:"tagSet>item"`
-}
-
-type describeSecurityGroupsResponse struct {
-	wire.Header
-	Groups    []xmlSecurityGroup `xml:"securityGroupInfo>item"`
-	NextToken string             `xml:"nextToken,omitempty"`
-}
 
 var groupAttrs = wire.AttrTable[*ec2.SecurityGroup]{
 	"group-id":    func(g *ec2.SecurityGroup) []string { return wire.One(g.ID) },
@@ -228,14 +157,7 @@ func (s *Server) describeSecurityGroups(c *call) (wire.Response, *wire.Error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &describeSecurityGroupsResponse{NextToken: next}
-	for _, g := range page {
-		resp.Groups = append(resp.Groups, xmlSecurityGroup{OwnerID: s.account, GroupID: g.ID, GroupName: g.Name,
-			GroupDescription: g.Description, VpcID: g.VpcID,
-			SecurityGroupArn: s.groupArn(g.ID),
-			Tags:             wire.Tags(g.Tags)})
-	}
-	return resp, nil
+	return &wire.DescribeSecurityGroupsResponse{Groups: wire.Items(page, s.env().SecurityGroup), NextToken: next}, nil
 }
 
 // groupByName finds a security group by name in any VPC. Callers hold s.mu.
@@ -253,22 +175,6 @@ func (s *Server) groupByName(name string) (*ec2.SecurityGroup, *wire.Error) {
 }
 
 // --- DescribeAvailabilityZones ---
-
-type xmlZone struct {
-	ZoneName           string `xml:"zoneName"`
-	ZoneID             string `xml:"zoneId"`
-	ZoneState          string `xml:"zoneState"`
-	RegionName         string `xml:"regionName"`
-	ZoneType           string `xml:"zoneType"`
-	OptInStatus        string `xml:"optInStatus"`
-	GroupName          string `xml:"groupName"`
-	NetworkBorderGroup string `xml:"networkBorderGroup"`
-}
-
-type describeZonesResponse struct {
-	wire.Header
-	Zones []xmlZone `xml:"availabilityZoneInfo>item"`
-}
 
 var zoneAttrs = wire.AttrTable[zoneInfo]{
 	"zone-name":            func(z zoneInfo) []string { return wire.One(z.Name) },
@@ -299,13 +205,8 @@ func (s *Server) describeAvailabilityZones(c *call) (wire.Response, *wire.Error)
 	if err != nil {
 		return nil, err
 	}
-	resp := &describeZonesResponse{}
-	for _, z := range page {
-		resp.Zones = append(resp.Zones, xmlZone{ZoneName: z.Name, ZoneID: z.ID, ZoneState: "available",
-			RegionName: s.region, ZoneType: "availability-zone", OptInStatus: "opt-in-not-required",
-			GroupName: s.region, NetworkBorderGroup: s.region})
-	}
-	return resp, nil
+	env := s.env()
+	return &wire.DescribeAvailabilityZonesResponse{Zones: wire.Items(page, func(z zoneInfo) wire.ZoneItem { return env.Zone(z.Name, z.ID) })}, nil
 }
 
 // macFor derives a stable MAC address from a resource ID.

@@ -1,7 +1,6 @@
 package fakeec2
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -12,20 +11,6 @@ import (
 // The VPC's writes: CreateSecurityGroup, DeleteSecurityGroup and DeleteSubnet. A group or
 // subnet that a network interface still uses is refused (groupRefusals, subnetRefusals),
 // as AWS refuses it: an instance's primary interface counts, a terminated instance's not.
-
-type createGroupResponse struct {
-	wire.Header
-	Return           bool       `xml:"return"`
-	GroupID          string     `xml:"groupId"`
-	SecurityGroupArn string     `xml:"securityGroupArn"`
-	Tags             []wire.Tag `xml:"tagSet>item,omitempty"`
-}
-
-type deleteGroupResponse struct {
-	wire.Header
-	Return  bool   `xml:"return"`
-	GroupID string `xml:"groupId"`
-}
 
 var groupTagTypes = map[string]bool{"security-group": true}
 
@@ -45,7 +30,7 @@ func (s *Server) createSecurityGroup(c *call) (wire.Response, *wire.Error) {
 	if err != nil {
 		return nil, err
 	}
-	resp := &createGroupResponse{Return: true}
+	var resp *wire.CreateSecurityGroupResponse
 	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.vpcOrDefault(vpcID)
 		if e != nil {
@@ -64,7 +49,7 @@ func (s *Server) createSecurityGroup(c *call) (wire.Response, *wire.Error) {
 		s.model.Groups[g.ID] = g
 		s.save(bucketGroups, g.ID, g)
 		c.event.Created = append(c.event.Created, g.ID)
-		resp.GroupID, resp.SecurityGroupArn, resp.Tags = g.ID, s.groupArn(g.ID), wire.Tags(g.Tags)
+		resp = s.env().CreatedSecurityGroup(g)
 		return nil
 	})
 	if aerr != nil {
@@ -97,16 +82,12 @@ func (s *Server) defaultVPC() *ec2.VPC {
 	return nil
 }
 
-func (s *Server) groupArn(id string) string {
-	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.region, s.account, id)
-}
-
 func (s *Server) deleteSecurityGroup(c *call) (wire.Response, *wire.Error) {
 	id, name := c.q.Str("GroupId"), c.q.Str("GroupName")
 	if id == "" && name == "" {
 		return nil, wire.Missing("GroupId")
 	}
-	resp := &deleteGroupResponse{Return: true}
+	resp := &wire.DeleteSecurityGroupResponse{Return: true}
 	aerr := s.mutate(c, func() *wire.Error {
 		g, e := s.groupToDelete(id, name)
 		if e != nil {

@@ -58,7 +58,7 @@ func (env Env) Volume(v *ec2.Volume) VolumeItem {
 	x := VolumeItem{VolumeID: v.ID, Size: v.SizeGiB, SnapshotID: v.SnapshotID, AvailabilityZone: v.Zone,
 		AvailabilityZoneID: v.ZoneID, Status: v.State, CreateTime: FormatTime(v.CreateTime), Tags: Tags(v.Tags),
 		VolumeType: v.Type, Iops: v.Iops, Throughput: v.Throughput, Encrypted: v.Encrypted, KMSKeyID: env.kmsKey(v.KMSKeyID),
-		VolumeArn: "arn:aws:ec2:" + env.Region + ":" + env.Account + ":volume/" + v.ID}
+		VolumeArn: env.ARN("volume", v.ID)}
 	if v.InstanceID != "" {
 		x.Attachments = []VolumeAttachmentItem{VolumeAttachment(v)}
 	}
