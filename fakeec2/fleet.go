@@ -7,69 +7,6 @@ import (
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
-type xmlFleetLTSpec struct {
-	LaunchTemplateID   string `xml:"launchTemplateId,omitempty"`
-	LaunchTemplateName string `xml:"launchTemplateName,omitempty"`
-	Version            string `xml:"version,omitempty"`
-}
-
-type xmlFleetOverrides struct {
-	InstanceType     string `xml:"instanceType,omitempty"`
-	MaxPrice         string `xml:"maxPrice,omitempty"`
-	SubnetID         string `xml:"subnetId,omitempty"`
-	AvailabilityZone string `xml:"availabilityZone,omitempty"`
-	WeightedCapacity string `xml:"weightedCapacity,omitempty"`
-	Priority         string `xml:"priority,omitempty"`
-	ImageID          string `xml:"imageId,omitempty"`
-}
-
-type xmlLTAndOverrides struct {
-	LaunchTemplateSpecification xmlFleetLTSpec     `xml:"launchTemplateSpecification"`
-	Overrides                   *xmlFleetOverrides `xml:"overrides,omitempty"`
-}
-
-type xmlFleetInstance struct {
-	LaunchTemplateAndOverrides xmlLTAndOverrides `xml:"launchTemplateAndOverrides"`
-	Lifecycle                  string            `xml:"lifecycle"`
-	InstanceIDs                []string          `xml:"instanceIds>item"`
-	InstanceType               string            `xml:"instanceType"`
-	Platform                   string            `xml:"platform,omitempty"`
-}
-
-type xmlFleetError struct {
-	LaunchTemplateAndOverrides xmlLTAndOverrides `xml:"launchTemplateAndOverrides"`
-	Lifecycle                  string            `xml:"lifecycle"`
-	ErrorCode                  string            `xml:"errorCode"`
-	ErrorMessage               string            `xml:"errorMessage"`
-}
-
-type createFleetResponse struct {
-	wire.Header
-	FleetID   string             `xml:"fleetId"`
-	Errors    []xmlFleetError    `xml:"errorSet>item"`
-	Instances []xmlFleetInstance `xml:"fleetInstanceSet>item"`
-}
-
-// wirePool is a launch pool as CreateFleet and DescribeFleets answer it.
-func wirePool(p ec2.FleetPoolSpec) xmlLTAndOverrides {
-	x := xmlLTAndOverrides{LaunchTemplateSpecification: xmlFleetLTSpec(p.LaunchTemplateSpecification)}
-	if p.Overrides != nil {
-		o := xmlFleetOverrides(*p.Overrides)
-		x.Overrides = &o
-	}
-	return x
-}
-
-// wireFleetErrors is a fleet's errorSet (nil when it has none).
-func wireFleetErrors(errs []ec2.FleetError) []xmlFleetError {
-	var out []xmlFleetError
-	for _, e := range errs {
-		out = append(out, xmlFleetError{LaunchTemplateAndOverrides: wirePool(e.LaunchTemplateAndOverrides),
-			Lifecycle: e.Lifecycle, ErrorCode: e.ErrorCode, ErrorMessage: e.ErrorMessage})
-	}
-	return out
-}
-
 func parseFleetConfigs(c *call) ([]*ec2.FleetConfig, *wire.Error) {
 	cfgs := c.q.List("LaunchTemplateConfigs")
 	if len(cfgs) == 0 {
@@ -130,7 +67,7 @@ func (s *Server) createFleet(c *call) (wire.Response, *wire.Error) {
 	if err != nil {
 		return nil, err
 	}
-	var resp *createFleetResponse
+	var resp *wire.CreateFleetResponse
 	aerr := s.mutate(c, func() *wire.Error {
 		plan, e := s.planFleet(req, c.caller, c.requestID, c.dryRun)
 		if e != nil {
@@ -225,11 +162,11 @@ type launchedPool struct {
 }
 
 // renderFleet answers CreateFleet: the per-pool errors and one instance set per launch.
-func renderFleet(fl *ec2.Fleet, launched []launchedPool) *createFleetResponse {
-	resp := &createFleetResponse{FleetID: fl.ID, Errors: wireFleetErrors(fl.Errors)}
+func renderFleet(fl *ec2.Fleet, launched []launchedPool) *wire.CreateFleetResponse {
+	resp := &wire.CreateFleetResponse{FleetID: fl.ID, Errors: wire.FleetErrors(fl.Errors)}
 	for _, l := range launched {
 		p := l.pool
-		fi := xmlFleetInstance{LaunchTemplateAndOverrides: wirePool(p.cfg.PoolSpec(p.ovr, p.hasOverride)),
+		fi := wire.FleetInstanceItem{LaunchTemplateAndOverrides: wire.Pool(p.cfg.PoolSpec(p.ovr, p.hasOverride)),
 			Lifecycle: p.spec.capacityType, InstanceType: p.spec.instanceType}
 		for _, in := range l.instances {
 			fi.InstanceIDs = append(fi.InstanceIDs, in.ID)

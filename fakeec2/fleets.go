@@ -11,42 +11,6 @@ import (
 // evidence. The emulator's fleets are instant fleets: active until deleted, then
 // deleted_terminating until their instances are gone, then deleted.
 
-type xmlFleetTarget struct {
-	Total    int64  `xml:"totalTargetCapacity"`
-	OnDemand int64  `xml:"onDemandTargetCapacity"`
-	Spot     int64  `xml:"spotTargetCapacity"`
-	Default  string `xml:"defaultTargetCapacityType"`
-}
-
-type xmlFleetLTConfig struct {
-	Spec      xmlFleetLTSpec      `xml:"launchTemplateSpecification"`
-	Overrides []xmlFleetOverrides `xml:"overrides>item"`
-}
-
-type xmlFleetData struct {
-	FleetID                   string             `xml:"fleetId"`
-	FleetState                string             `xml:"fleetState"`
-	ClientToken               string             `xml:"clientToken,omitempty"`
-	CreateTime                string             `xml:"createTime"`
-	Type                      string             `xml:"type"`
-	ExcessPolicy              string             `xml:"excessCapacityTerminationPolicy"`
-	FulfilledCapacity         float64            `xml:"fulfilledCapacity"`
-	FulfilledOnDemandCapacity float64            `xml:"fulfilledOnDemandCapacity"`
-	LaunchTemplateConfigs     []xmlFleetLTConfig `xml:"launchTemplateConfigs>item"`
-	Target                    xmlFleetTarget     `xml:"targetCapacitySpecification"`
-	TerminateWithExpiration   bool               `xml:"terminateInstancesWithExpiration"`
-	ReplaceUnhealthy          bool               `xml:"replaceUnhealthyInstances"`
-	Tags                      []wire.Tag         `xml:"tagSet>item"`
-	Errors                    []xmlFleetError    `xml:"errorSet>item"`
-	Instances                 []xmlFleetInstance `xml:"fleetInstanceSet>item"`
-}
-
-type describeFleetsResponse struct {
-	wire.Header
-	Fleets    []xmlFleetData `xml:"fleetSet>item"`
-	NextToken string         `xml:"nextToken,omitempty"`
-}
-
 // fleetState is the fleet's state as of now. Callers hold s.mu.
 func (s *Server) fleetState(fl *ec2.Fleet) string {
 	if fl.State == "" {
@@ -91,71 +55,10 @@ func (s *Server) describeFleets(c *call) (wire.Response, *wire.Error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	resp := &describeFleetsResponse{NextToken: next}
-	for _, fl := range page {
-		resp.Fleets = append(resp.Fleets, s.wireFleet(fl))
-	}
-	return resp, nil
-}
-
-func (s *Server) wireFleet(fl *ec2.Fleet) xmlFleetData {
-	x := xmlFleetData{FleetID: fl.ID, FleetState: s.fleetState(fl), ClientToken: fl.ClientToken, CreateTime: wire.FormatTime(fl.CreateTime),
-		Type: "instant", ExcessPolicy: "termination", Tags: wire.Tags(fl.Tags), Errors: wireFleetErrors(fl.Errors),
-		Target: xmlFleetTarget{Total: fl.TotalTarget, OnDemand: fl.OnDemandTarget, Spot: fl.SpotTarget, Default: fl.DefaultCapType}}
-	for _, cfg := range fl.Configs {
-		lc := xmlFleetLTConfig{Spec: xmlFleetLTSpec{LaunchTemplateID: cfg.TemplateID, LaunchTemplateName: cfg.TemplateName, Version: cfg.Version}}
-		for _, o := range cfg.Overrides {
-			lc.Overrides = append(lc.Overrides, *wirePool(cfg.PoolSpec(o, true)).Overrides)
-		}
-		x.LaunchTemplateConfigs = append(x.LaunchTemplateConfigs, lc)
-	}
-	x.Instances = s.fleetInstanceSet(fl)
-	for _, fi := range x.Instances {
-		x.FulfilledCapacity += float64(len(fi.InstanceIDs))
-		if fi.Lifecycle == "on-demand" {
-			x.FulfilledOnDemandCapacity += float64(len(fi.InstanceIDs))
-		}
-	}
-	return x
-}
-
-// fleetInstanceSet groups the fleet's instances that still exist by launch pool, as
-// CreateFleet reported them.
-func (s *Server) fleetInstanceSet(fl *ec2.Fleet) []xmlFleetInstance {
-	var out []xmlFleetInstance
-	idx := map[string]int{}
-	for _, id := range fl.Instances {
-		in := s.model.Instances[id]
-		if in == nil {
-			continue
-		}
-		key := in.InstanceType + "/" + in.SubnetID + "/" + in.CapacityType
-		i, ok := idx[key]
-		if !ok {
-			i = len(out)
-			idx[key] = i
-			out = append(out, xmlFleetInstance{LaunchTemplateAndOverrides: s.fleetPoolWire(fl, in),
-				Lifecycle: in.CapacityType, InstanceType: in.InstanceType})
-		}
-		out[i].InstanceIDs = append(out[i].InstanceIDs, id)
-	}
-	return out
-}
-
-func (s *Server) fleetPoolWire(fl *ec2.Fleet, in *ec2.Instance) xmlLTAndOverrides {
-	for _, cfg := range fl.Configs {
-		if cfg.TemplateID != "" && cfg.TemplateID != in.LaunchTemplateID || cfg.TemplateName != "" && cfg.TemplateName != in.LaunchTemplateName {
-			continue
-		}
-		for _, o := range cfg.Overrides {
-			if (o.InstanceType == "" || o.InstanceType == in.InstanceType) && (o.SubnetID == "" || o.SubnetID == in.SubnetID) &&
-				(o.AvailabilityZone == "" || o.AvailabilityZone == in.Zone) {
-				return wirePool(cfg.PoolSpec(o, true))
-			}
-		}
-		return wirePool(cfg.PoolSpec(ec2.FleetOverride{}, false))
-	}
-	return xmlLTAndOverrides{LaunchTemplateSpecification: xmlFleetLTSpec{LaunchTemplateID: in.LaunchTemplateID}}
+	env := s.env()
+	return &wire.DescribeFleetsResponse{NextToken: next, Fleets: wire.Items(page, func(fl *ec2.Fleet) wire.FleetItem {
+		return env.Fleet(fl, s.fleetState(fl))
+	})}, nil
 }
 
 // --- DescribeFleetInstances ---
@@ -178,26 +81,6 @@ func (s *Server) describeFleetInstances(c *call) (wire.Response, *wire.Error) {
 
 // --- DeleteFleets ---
 
-type xmlDeleteFleetSuccess struct {
-	FleetID  string `xml:"fleetId"`
-	Current  string `xml:"currentFleetState"`
-	Previous string `xml:"previousFleetState"`
-}
-
-type xmlDeleteFleetError struct {
-	FleetID string `xml:"fleetId"`
-	Error   struct {
-		Code    string `xml:"code"`
-		Message string `xml:"message"`
-	} `xml:"error"`
-}
-
-type deleteFleetsResponse struct {
-	wire.Header
-	Successful   []xmlDeleteFleetSuccess `xml:"successfulFleetDeletionSet>item"`
-	Unsuccessful []xmlDeleteFleetError   `xml:"unsuccessfulFleetDeletionSet>item"`
-}
-
 func (s *Server) deleteFleets(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("FleetId")
 	if len(ids) == 0 {
@@ -213,7 +96,7 @@ func (s *Server) deleteFleets(c *call) (wire.Response, *wire.Error) {
 	if !ok {
 		return nil, wire.Missing("TerminateInstances")
 	}
-	resp := &deleteFleetsResponse{}
+	resp := &wire.DeleteFleetsResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		if c.dryRun {
 			return wire.DryRun()
@@ -221,9 +104,7 @@ func (s *Server) deleteFleets(c *call) (wire.Response, *wire.Error) {
 		for _, id := range ids {
 			fl := s.model.Fleets[id]
 			fail := func(code, msg string) {
-				e := xmlDeleteFleetError{FleetID: id}
-				e.Error.Code, e.Error.Message = code, msg
-				resp.Unsuccessful = append(resp.Unsuccessful, e)
+				resp.Unsuccessful = append(resp.Unsuccessful, wire.DeleteFleetError(id, code, msg))
 			}
 			switch {
 			case !strings.HasPrefix(id, "fleet-"):
@@ -247,7 +128,7 @@ func (s *Server) deleteFleets(c *call) (wire.Response, *wire.Error) {
 					s.beginTermination(c, in)
 				}
 			}
-			resp.Successful = append(resp.Successful, xmlDeleteFleetSuccess{FleetID: id, Current: "deleted_terminating", Previous: prev})
+			resp.Successful = append(resp.Successful, wire.DeleteFleetSuccessItem{FleetID: id, Current: "deleted_terminating", Previous: prev})
 		}
 		s.advanceLocked(c.now)
 		return nil

@@ -44,6 +44,8 @@ func (s *Server) snapViews() map[string]snapView {
 	return out
 }
 
+// snapshotSize is the size and encryption of a snapshot a volume may be created from.
+// Callers hold s.mu.
 func (s *Server) snapshotSize(id string) (int32, bool, *wire.Error) {
 	v, ok := s.snapViews()[id]
 	if !ok {
