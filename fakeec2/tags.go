@@ -264,19 +264,6 @@ func (s *Server) deleteTags(c *call) (wire.Response, *wire.Error) {
 	return &wire.PlainResponse{Return: true}, nil
 }
 
-type xmlTagDescription struct {
-	ResourceID   string `xml:"resourceId"`
-	ResourceType string `xml:"resourceType"`
-	Key          string `xml:"key"`
-	Value        string `xml:"value"`
-}
-
-type describeTagsResponse struct {
-	wire.Header
-	Tags      []xmlTagDescription `xml:"tagSet>item"`
-	NextToken string              `xml:"nextToken,omitempty"`
-}
-
 type tagRow struct {
 	seq          uint64
 	res          *taggable
@@ -338,9 +325,7 @@ func (s *Server) describeTags(c *call) (wire.Response, *wire.Error) {
 		}
 	}
 	page, next := req.Cut(rows)
-	resp := &describeTagsResponse{NextToken: next}
-	for _, r := range page {
-		resp.Tags = append(resp.Tags, xmlTagDescription{ResourceID: r.id, ResourceType: r.rt, Key: r.k, Value: r.v})
-	}
-	return resp, nil
+	return &wire.DescribeTagsResponse{NextToken: next, Tags: wire.Items(page, func(r tagRow) wire.TagDescriptionItem {
+		return wire.TagDescriptionItem{ResourceID: r.id, ResourceType: r.rt, Key: r.k, Value: r.v}
+	})}, nil
 }
