@@ -7,20 +7,24 @@
 // Layout, moto-style: the EC2 model (package fakeec2/ec2: the resource records, their
 // states, the table of the state rules every mutating action consults and the instance-type
 // catalog) and the store and its behaviour (server.go, billing.go, audit.go, policy.go,
-// faults.go) never see form values or XML. Package fakeec2/ec2/wire holds the protocol's
-// primitives: the request decoder, EC2's Error and codes (its Refuse turns the model's
-// refusal into EC2's error), the XML envelope and the generic filters, pagination and
-// Describe requests. Here dispatch.go routes by Action and one file per resource family
-// (instances.go, fleet.go, launchtemplates.go, volumes.go, network.go, networkwrites.go,
-// images.go, instancetypes.go, tags.go) parses, calls and serialises; the largest keep
-// their XML shapes and Describe handlers in a *_wire.go beside them (instances_wire.go,
-// launchtemplates_wire.go); the instance-type actions' shapes are already wire's. aws.go
-// holds what AWS itself does to the account (spot interruptions, new EKS AMI releases),
-// which only the admin API triggers. persist.go is the bbolt group-commit writer,
-// idempotency.go the ClientToken records (SDK retries never launch twice), tagindex.go
-// narrows DescribeInstances by the model's tag index. admin.go serves the JSON admin API
-// under /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go) is
-// the HTTP client SDK users of the emulator should prefer.
+// faults.go) never see form values or XML. Package fakeec2/ec2/wire holds the protocol:
+// the request decoder, EC2's Error and codes (its Refuse turns the model's refusal into
+// EC2's error), the XML envelope, the generic filters, pagination and Describe requests,
+// and, one file per resource family, every action's XML shapes and the conversions that
+// render model records in them (wire.Env carries what a conversion needs of the server:
+// account, region, now, the model to look references up in). Here dispatch.go routes by
+// Action and one file per resource family parses, calls the store and hands the records
+// to wire: instances.go (launching, terminating) with instances_describe.go (its Describe
+// handlers), stopstart.go, reboot.go, console.go, fleet.go and fleetplan.go (CreateFleet),
+// fleets.go, launchtemplates.go, ebs.go (volumes), snapshots.go, eni.go, network.go,
+// networkwrites.go, accountinfo.go, images.go, instancetypes.go, tags.go. aws.go holds
+// what AWS itself does to the account (spot interruptions, new EKS AMI releases), which
+// only the admin API triggers. persist.go is the bbolt group-commit writer, idempotency.go
+// the ClientToken records (SDK retries never launch twice), tagindex.go narrows
+// DescribeInstances by the model's tag index. admin.go serves the JSON admin API under
+// /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go) is the
+// HTTP client SDK users of the emulator should prefer; clock.go holds the injectable clock
+// and ID generator.
 //
 // The account's other services live in their own packages over the same store, clock,
 // audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by

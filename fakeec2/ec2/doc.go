@@ -14,7 +14,8 @@
 // LookupInstanceType, InstanceTypes, SpotPrice): fixed facts and prices, with their sources.
 //
 // fakeec2 (the root) keeps the store, the lock and the clock, fakeec2/ec2/wire the
-// protocol's primitives and the root's handlers the rest of the wire. This package
+// protocol (the decoder, the errors, the XML shapes and the conversions that render
+// these records in them). This package
 // imports only the standard library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster
 // or labs.
 package ec2
