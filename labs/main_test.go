@@ -50,9 +50,10 @@ type testLab struct {
 
 // poolSize is how many labs run side by side (KARPLAB_TEST_LABS, default 6): the labs'
 // tests mostly wait on Karpenter's and the emulator's own timers, so the time they hold a
-// lab barely grows with more labs. On two cores make test measured (labs package, whole
-// run): 4 labs 479-489 s, 5 labs 421 s, 6 labs 334 s and 8m07s, 8 labs 284 s and 8m00s.
-// Past 6 the other packages end the run, and the time each test held a lab grew by 8%.
+// lab barely grows with more labs. On two cores, with nothing else running, make test
+// measured (labs package, whole run): 4 labs 445 s and 8m51s, 6 labs 334 s and 8m07s, 8
+// labs 284 s and 8m00s. Past 6 the other packages end the run, and the time each test held
+// a lab grew by 8%.
 func poolSize() int {
 	if n, err := strconv.Atoi(os.Getenv("KARPLAB_TEST_LABS")); err == nil && n > 0 {
 		return n
