@@ -3,6 +3,7 @@ package fakeec2
 import (
 	"encoding/json"
 
+	"github.com/karplab/karplab/fakeec2/statefile"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -17,7 +18,7 @@ func (s *Server) recordAudit(e *trail.AuditEvent) <-chan error {
 	s.auditSeq++
 	e.Seq = s.auditSeq
 	s.audit = append(s.audit, e)
-	var ops []op
+	var ops []statefile.Op
 	if e.Disposable() {
 		s.auditReads++
 		if s.auditReads > maxReadOnlyAudit+maxReadOnlyAudit/10 {
@@ -25,22 +26,22 @@ func (s *Server) recordAudit(e *trail.AuditEvent) <-chan error {
 		}
 	}
 	if s.persist == nil {
-		return closedErrChan
+		return statefile.Done()
 	}
 	b, _ := json.Marshal(e) // plain data: cannot fail
-	return s.persist.enqueue(append(ops, op{bucket: bucketAudit, key: beUint64(e.Seq), val: b}))
+	return s.persist.Enqueue(append(ops, statefile.Op{Bucket: bucketAudit, Key: beUint64(e.Seq), Val: b}))
 }
 
 // dropOldReadsLocked forgets the n oldest disposable events; callers hold auditMu.
-func (s *Server) dropOldReadsLocked(n int) []op {
-	var ops []op
+func (s *Server) dropOldReadsLocked(n int) []statefile.Op {
+	var ops []statefile.Op
 	kept := s.audit[:0]
 	for _, e := range s.audit {
 		if n > 0 && e.Disposable() {
 			n--
 			s.auditReads--
 			if s.persist != nil {
-				ops = append(ops, op{bucket: bucketAudit, key: beUint64(e.Seq)})
+				ops = append(ops, statefile.Op{Bucket: bucketAudit, Key: beUint64(e.Seq)})
 			}
 			continue
 		}

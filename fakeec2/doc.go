@@ -19,7 +19,8 @@
 // fleets.go, launchtemplates.go, ebs.go (volumes), snapshots.go, eni.go, network.go,
 // networkwrites.go, accountinfo.go, images.go, instancetypes.go, tags.go. aws.go holds
 // what AWS itself does to the account (spot interruptions, new EKS AMI releases), which
-// only the admin API triggers. persist.go is the bbolt group-commit writer, idempotency.go
+// only the admin API triggers. Package fakeec2/statefile is the state file, bbolt written by
+// one group-commit goroutine (persist.go names its buckets), idempotency.go
 // the ClientToken records (SDK retries never launch twice), tagindex.go narrows
 // DescribeInstances by the model's tag index. admin.go serves the JSON admin API under
 // /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go) is the

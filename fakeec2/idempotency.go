@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/statefile"
 )
 
 // maxIdempotencyEntries bounds the remembered ClientTokens (oldest forgotten first).
@@ -40,25 +41,25 @@ func (s *Server) rememberIdempotent(key, requestID string, body []byte) {
 	rec := &idempotentRecord{Seq: s.idemSeq, Key: key, RequestID: requestID, Body: body}
 	s.idem[key] = rec
 	s.idemOrder = append(s.idemOrder, key)
-	ops := []op{}
+	ops := []statefile.Op{}
 	if s.persist != nil {
 		b, _ := json.Marshal(rec) // plain data: cannot fail
-		ops = append(ops, op{bucket: bucketIdempotency, key: key, val: b})
+		ops = append(ops, statefile.Op{Bucket: bucketIdempotency, Key: key, Val: b})
 	}
 	for len(s.idemOrder) > maxIdempotencyEntries {
 		old := s.idemOrder[0]
 		s.idemOrder = s.idemOrder[1:]
 		delete(s.idem, old)
 		if s.persist != nil {
-			ops = append(ops, op{bucket: bucketIdempotency, key: old})
+			ops = append(ops, statefile.Op{Bucket: bucketIdempotency, Key: old})
 		}
 	}
-	s.persist.enqueue(ops)
+	s.persist.Enqueue(ops)
 }
 
 func (s *Server) loadIdempotency() error {
 	var recs []*idempotentRecord
-	if err := loadJSON(s.persist, bucketIdempotency, func(r *idempotentRecord) { recs = append(recs, r) }); err != nil {
+	if err := statefile.LoadJSON(s.persist, bucketIdempotency, func(r *idempotentRecord) { recs = append(recs, r) }); err != nil {
 		return err
 	}
 	ec2.BySeq(recs, func(r *idempotentRecord) uint64 { return r.Seq })

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
+	"github.com/karplab/karplab/fakeec2/statefile"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -157,10 +158,10 @@ func (h accountHost) Authorize(caller, action, resource string) string {
 type accountStore struct{ s *Server }
 
 func (a accountStore) Enqueue(ops ...account.Op) <-chan error {
-	out := make([]op, 0, len(ops))
+	out := make([]statefile.Op, 0, len(ops))
 	for _, o := range ops {
 		if o.Value == nil {
-			out = append(out, op{bucket: o.Bucket, key: o.Key})
+			out = append(out, statefile.Op{Bucket: o.Bucket, Key: o.Key})
 			continue
 		}
 		b, err := json.Marshal(o.Value)
@@ -169,11 +170,11 @@ func (a accountStore) Enqueue(ops ...account.Op) <-chan error {
 			c <- err
 			return c
 		}
-		out = append(out, op{bucket: o.Bucket, key: o.Key, val: b})
+		out = append(out, statefile.Op{Bucket: o.Bucket, Key: o.Key, Val: b})
 	}
 	a.s.persistMu.RLock()
 	defer a.s.persistMu.RUnlock()
-	return a.s.persist.enqueue(out)
+	return a.s.persist.Enqueue(out)
 }
 
 func (a accountStore) Load(bucket string, fn func(key string, val []byte) error) error {
@@ -182,5 +183,5 @@ func (a accountStore) Load(bucket string, fn func(key string, val []byte) error)
 	if a.s.persist == nil {
 		return nil
 	}
-	return a.s.persist.load(bucket, func(k, v []byte) error { return fn(string(k), v) })
+	return a.s.persist.Load(bucket, func(k, v []byte) error { return fn(string(k), v) })
 }

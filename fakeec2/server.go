@@ -19,6 +19,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/statefile"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -101,11 +102,11 @@ type Server struct {
 	types           map[string]*ec2.InstanceTypeInfo // into catalog
 	typeNames       []string
 
-	persist *persister
+	persist *statefile.File
 
 	mu        sync.RWMutex // guards everything below, and pending
 	bootDelay time.Duration
-	pending   []op
+	pending   []statefile.Op
 	seq       uint64
 	model     ec2.State
 	ledger    map[string]*billing.LedgerEntry
@@ -201,14 +202,14 @@ func New(opts Options) (*Server, error) {
 	s.idem = map[string]*idempotentRecord{}
 
 	if opts.StateDir != "" {
-		p, err := openPersister(opts.StateDir)
+		p, err := statefile.Open(opts.StateDir, allBuckets)
 		if err != nil {
 			return nil, err
 		}
 		s.persist = p
 		seeded, err := s.load()
 		if err != nil {
-			p.close()
+			p.Close()
 			return nil, fmt.Errorf("loading state from %s: %w", opts.StateDir, err)
 		}
 		if seeded {
@@ -221,7 +222,7 @@ func New(opts Options) (*Server, error) {
 	wait := s.flushLocked()
 	s.mu.Unlock()
 	if err := <-wait; err != nil {
-		s.persist.close()
+		s.persist.Close()
 		return nil, fmt.Errorf("saving the default network: %w", err)
 	}
 	return s.openAccount()
@@ -230,7 +231,7 @@ func New(opts Options) (*Server, error) {
 // openAccount opens the services beside EC2 once EC2's own state is loaded.
 func (s *Server) openAccount() (*Server, error) {
 	if err := s.openServices(); err != nil {
-		s.persist.close()
+		s.persist.Close()
 		return nil, err
 	}
 	s.startEvents()
@@ -269,7 +270,7 @@ type metaRecord struct {
 func (s *Server) load() (seeded bool, err error) {
 	p := s.persist
 	var meta *metaRecord
-	if err := p.load(bucketMeta, func(k, v []byte) error {
+	if err := p.Load(bucketMeta, func(k, v []byte) error {
 		if string(k) != "meta" {
 			return nil
 		}
@@ -284,18 +285,18 @@ func (s *Server) load() (seeded bool, err error) {
 	s.seq, s.policy, s.faults = meta.Seq, meta.Policy, meta.Faults
 	s.clock.setOffset(meta.Offset)
 	errs := []error{
-		loadJSON(p, bucketVPCs, func(r *ec2.VPC) { s.model.VPCs[r.ID] = r }),
-		loadJSON(p, bucketSubnets, func(r *ec2.Subnet) { s.model.Subnets[r.ID] = r }),
-		loadJSON(p, bucketGroups, func(r *ec2.SecurityGroup) { s.model.Groups[r.ID] = r }),
-		loadJSON(p, bucketImages, func(r *ec2.Image) { s.model.Images[r.ID] = r }),
-		loadJSON(p, bucketInstances, func(r *ec2.Instance) { s.model.Instances[r.ID] = r }),
-		loadJSON(p, bucketVolumes, func(r *ec2.Volume) { s.model.Volumes[r.ID] = r }),
-		loadJSON(p, bucketENIs, func(r *ec2.NetworkInterface) { s.model.ENIs[r.ID] = r }),
-		loadJSON(p, bucketTemplates, func(r *ec2.LaunchTemplate) { s.model.Templates[r.ID] = r; s.model.LTByName[r.Name] = r.ID }),
-		loadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.model.Fleets[r.ID] = r }),
-		loadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.model.Snapshots[r.ID] = r }),
-		loadJSON(p, bucketLedger, func(r *billing.LedgerEntry) { s.ledger[r.ResourceID] = r }),
-		loadJSON(p, bucketAudit, func(r *trail.AuditEvent) { s.audit = append(s.audit, r) }),
+		statefile.LoadJSON(p, bucketVPCs, func(r *ec2.VPC) { s.model.VPCs[r.ID] = r }),
+		statefile.LoadJSON(p, bucketSubnets, func(r *ec2.Subnet) { s.model.Subnets[r.ID] = r }),
+		statefile.LoadJSON(p, bucketGroups, func(r *ec2.SecurityGroup) { s.model.Groups[r.ID] = r }),
+		statefile.LoadJSON(p, bucketImages, func(r *ec2.Image) { s.model.Images[r.ID] = r }),
+		statefile.LoadJSON(p, bucketInstances, func(r *ec2.Instance) { s.model.Instances[r.ID] = r }),
+		statefile.LoadJSON(p, bucketVolumes, func(r *ec2.Volume) { s.model.Volumes[r.ID] = r }),
+		statefile.LoadJSON(p, bucketENIs, func(r *ec2.NetworkInterface) { s.model.ENIs[r.ID] = r }),
+		statefile.LoadJSON(p, bucketTemplates, func(r *ec2.LaunchTemplate) { s.model.Templates[r.ID] = r; s.model.LTByName[r.Name] = r.ID }),
+		statefile.LoadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.model.Fleets[r.ID] = r }),
+		statefile.LoadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.model.Snapshots[r.ID] = r }),
+		statefile.LoadJSON(p, bucketLedger, func(r *billing.LedgerEntry) { s.ledger[r.ResourceID] = r }),
+		statefile.LoadJSON(p, bucketAudit, func(r *trail.AuditEvent) { s.audit = append(s.audit, r) }),
 		s.loadIdempotency(),
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -366,7 +367,7 @@ func (s *Server) Close() error {
 	s.idemMu.Unlock()
 	s.auditMu.Unlock()
 	s.mu.Unlock()
-	if err := p.close(); err != nil {
+	if err := p.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing state: %w", err))
 	}
 	return errors.Join(errs...)
@@ -428,14 +429,14 @@ func (s *Server) save(bucket, key string, v any) {
 	if err != nil {
 		panic(fmt.Sprintf("fakeec2: encoding %s/%s: %v", bucket, key, err)) // our own types: a bug
 	}
-	s.pending = append(s.pending, op{bucket: bucket, key: key, val: b})
+	s.pending = append(s.pending, statefile.Op{Bucket: bucket, Key: key, Val: b})
 }
 
 func (s *Server) remove(bucket, key string) {
 	if s.persist == nil {
 		return
 	}
-	s.pending = append(s.pending, op{bucket: bucket, key: key})
+	s.pending = append(s.pending, statefile.Op{Bucket: bucket, Key: key})
 }
 
 func (s *Server) saveMeta() {
@@ -446,7 +447,7 @@ func (s *Server) saveMeta() {
 func (s *Server) flushLocked() <-chan error {
 	ops := s.pending
 	s.pending = nil
-	return s.persist.enqueue(ops)
+	return s.persist.Enqueue(ops)
 }
 
 // --- lifecycle deadlines ---
