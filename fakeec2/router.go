@@ -180,8 +180,5 @@ func (a accountStore) Enqueue(ops ...account.Op) <-chan error {
 func (a accountStore) Load(bucket string, fn func(key string, val []byte) error) error {
 	a.s.persistMu.RLock()
 	defer a.s.persistMu.RUnlock()
-	if a.s.persist == nil {
-		return nil
-	}
 	return a.s.persist.Load(bucket, func(k, v []byte) error { return fn(string(k), v) })
 }
