@@ -13,6 +13,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/budgets"
+	"github.com/karplab/karplab/fakeec2/statefile"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -137,9 +138,7 @@ func adminAction[T any](w http.ResponseWriter, r *http.Request, do func(T) (any,
 }
 
 func (s *Server) serveAdminHealth(w http.ResponseWriter, _ *http.Request) {
-	s.mu.RLock()
-	n := len(s.model.Instances)
-	s.mu.RUnlock()
+	n := s.ec2.Instances()
 	writeJSON(w, http.StatusOK, Health{Status: "ok", Region: s.region, Zones: s.Zones(), Time: s.clock.Now(),
 		Instances: n, Persisted: s.persist != nil})
 }
@@ -389,35 +388,27 @@ func parseAdminTime(v string) (time.Time, error) {
 func (s *Server) Reset() error {
 	s.skipMu.Lock() // not while a skip walks the budgets through lab time
 	defer s.skipMu.Unlock()
-	s.mu.Lock()
-	s.auditMu.Lock()
-	for _, b := range []struct {
-		name string
-		keys []string
-	}{
-		{bucketInstances, sortedKeys(s.model.Instances)}, {bucketVolumes, sortedKeys(s.model.Volumes)},
-		{bucketENIs, sortedKeys(s.model.ENIs)}, {bucketTemplates, sortedKeys(s.model.Templates)},
-		{bucketFleets, sortedKeys(s.model.Fleets)}, {bucketLedger, sortedKeys(s.ledger)},
-	} {
-		for _, k := range b.keys {
-			s.remove(b.name, k)
-		}
+	if err := s.ec2.Reset(); err != nil {
+		return fmt.Errorf("persisting reset: %w", err)
 	}
+	s.auditMu.Lock()
+	var ops []statefile.Op
 	for _, e := range s.audit {
-		s.remove(bucketAudit, beUint64(e.Seq))
+		ops = append(ops, statefile.Op{Bucket: bucketAudit, Key: beUint64(e.Seq)})
 	}
 	s.audit, s.auditReads = nil, 0
-	s.resetIdempotency()
-	s.resetMaps(false)
-	s.removePublished()
+	s.persistMu.RLock()
+	cleared := s.persist.Enqueue(ops)
+	s.persistMu.RUnlock()
+	s.auditMu.Unlock()
 	// The account is fresh: nothing dated in lab time survives, so its clock goes back to
 	// the base clock (wall time in a lab).
+	s.policyMu.Lock()
+	s.policy = s.defaultPolicy.Clone()
 	s.clock.setOffset(0)
-	s.saveMeta()
-	wait := s.flushLocked()
-	s.auditMu.Unlock()
-	s.mu.Unlock()
-	if err := <-wait; err != nil {
+	saved := s.saveMeta()
+	s.policyMu.Unlock()
+	if err := errors.Join(<-cleared, <-saved); err != nil {
 		return fmt.Errorf("persisting reset: %w", err)
 	}
 	return s.resetServices()

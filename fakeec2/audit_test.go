@@ -3,12 +3,13 @@ package fakeec2
 import (
 	"testing"
 
+	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
 func TestAuditBoundKeepsMutations(t *testing.T) {
-	s, err := New(Options{IDs: NewSequentialIDs()})
+	s, err := New(Options{IDs: account.NewSequentialIDs()})
 	if err != nil {
 		t.Fatal(err)
 	}

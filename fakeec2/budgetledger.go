@@ -16,8 +16,8 @@ import (
 // budgetTick is how often, in real time, the budgets are evaluated at the emulator's time.
 const budgetTick = 2 * time.Second
 
-// budgetLoop evaluates the budgets on its own goroutine: ledger changes happen under s.mu,
-// and an evaluation reads the ledger under it.
+// budgetLoop evaluates the budgets on its own goroutine: ledger changes happen under EC2's
+// lock, and an evaluation reads the ledger under it.
 type budgetLoop struct {
 	wake     chan struct{}
 	stop     chan struct{}
@@ -26,7 +26,7 @@ type budgetLoop struct {
 }
 
 func (s *Server) openBudgets() error {
-	svc, err := budgets.New(s.host, budgets.Options{Cost: s.budgetCost, OnAlert: s.recordBudgetAlert})
+	svc, err := budgets.New(s.host, budgets.Options{Cost: s.ec2.BudgetCost, OnAlert: s.recordBudgetAlert})
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,8 @@ func (s *Server) stopBudgetEvaluation() {
 	<-l.done
 }
 
-// noteLedgerChange asks for an evaluation soon. Callers hold s.mu; it never blocks.
+// noteLedgerChange asks for an evaluation soon. EC2 calls it under its lock; it never
+// blocks.
 func (s *Server) noteLedgerChange() {
 	if l := s.svc.budgetLoop; l != nil {
 		select {
@@ -74,26 +75,6 @@ func (s *Server) noteLedgerChange() {
 		default:
 		}
 	}
-}
-
-// budgetCost answers a budget's question from the ledger: what the matching resources
-// accrued in the period so far, what those billing now add by its end, and their rate.
-func (s *Server) budgetCost(q budgets.CostQuery) budgets.Cost {
-	s.advanceIfDue(q.Now)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var c budgets.Cost
-	for _, e := range s.ledger {
-		if !q.Match(e.Tags) {
-			continue
-		}
-		c.ActualUSD += e.AccrueBetween(q.Start, q.Now)
-		perHour, forecast := e.Outlook(q.Now, q.End)
-		c.USDPerHour += perHour
-		c.ForecastUSD += forecast
-	}
-	c.ForecastUSD += c.ActualUSD
-	return c
 }
 
 // recordBudgetAlert writes an alert into the audit trail as AWS Budgets' own event, with

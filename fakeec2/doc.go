@@ -1,41 +1,28 @@
-// Package fakeec2 is an EC2 API emulator: an HTTP server speaking the EC2 Query protocol
-// (Action=...&Version=2016-11-15, XML responses, EC2 error XML) over an in-memory state that
-// is persisted to disk (bbolt, write-through: a change is on disk before its 200). It holds
-// instances, EBS volumes, ENIs, launch templates, subnets, security groups, images, tags, a
-// billing ledger, an audit trail, an IAM-like policy and injectable faults.
+// Package fakeec2 is the lab's AWS account on one endpoint: an http.Handler that routes
+// each request by its SigV4 service (then X-Amz-Target, then path) to the service that
+// answers it, EC2 by default, and serves the JSON admin API under /_karplab/. Its state is
+// persisted to disk (bbolt, write-through: a change is on disk before its 200).
 //
-// Layout, moto-style: the EC2 model (package fakeec2/ec2: the resource records, their
-// states, the table of the state rules every mutating action consults and the instance-type
-// catalog) and the store and its behaviour (server.go, billing.go, audit.go, policy.go,
-// faults.go) never see form values or XML. Package fakeec2/ec2/wire holds the protocol:
-// the request decoder, EC2's Error and codes (its Refuse turns the model's refusal into
-// EC2's error), the XML envelope, the generic filters, pagination and Describe requests,
-// and, one file per resource family, every action's XML shapes and the conversions that
-// render model records in them (wire.Env carries what a conversion needs of the server:
-// account, region, now, the model to look references up in). Here dispatch.go routes by
-// Action and one file per resource family parses, calls the store and hands the records
-// to wire: instances.go (launching, terminating) with instances_describe.go (its Describe
-// handlers), stopstart.go, reboot.go, console.go, fleet.go and fleetplan.go (CreateFleet),
-// fleets.go, launchtemplates.go, ebs.go (volumes), snapshots.go, eni.go, network.go,
-// networkwrites.go, accountinfo.go, images.go, instancetypes.go, tags.go. aws.go holds
-// what AWS itself does to the account (spot interruptions, new EKS AMI releases), which
-// only the admin API triggers. Package fakeec2/statefile is the state file, bbolt written by
-// one group-commit goroutine (persist.go names its buckets), idempotency.go
-// the ClientToken records (SDK retries never launch twice), tagindex.go narrows
-// DescribeInstances by the model's tag index. admin.go serves the JSON admin API under
-// /_karplab/ and adminclient.go is its typed client; NewHTTPClient (httpclient.go) is the
-// HTTP client SDK users of the emulator should prefer; clock.go holds the injectable clock
-// and ID generator.
+// The root keeps the endpoint and the dispatch, and what the services share: server.go
+// (Options, New, Close: it opens the state file, EC2 and the other services, and holds
+// the account's own record), router.go (the routing and the Host every service is built
+// on), clock.go (the lab clock, which SkipTime moves ahead, and the injectable base
+// clock), policy.go (the IAM-like policy in force, and the account as EC2 meets it),
+// audit.go (the CloudTrail-like trail every service's calls go to), labtime.go (skipping
+// lab time), budgetledger.go (AWS Budgets fed from EC2's billing ledger), services.go
+// (opening the services and wiring them where AWS's services meet), admin.go (the admin
+// API) with adminclient.go (its typed client), ec2.go (EC2's names as the account's API
+// speaks them), persist.go (the account's buckets), listen.go and httpclient.go (the HTTP
+// client SDK users of the emulator should prefer).
 //
-// The account's other services live in their own packages over the same store, clock,
-// audit trail and policy (account, iam, ssm, sqs, sts, eks, pricing, budgets), routed by
-// router.go; budgetledger.go feeds the budgets' spend from the billing ledger. The
-// account-wide records and their pure rules have their own packages too: fakeec2/authz
-// the IAM-like policy (Authorize, the launch checks, the encoded denial message, the
-// default KarpenterControllerPolicy),
-// fakeec2/trail the audit trail's events and queries, fakeec2/billing the ledger's
-// entries, prices, accrual and cost reports; the root holds each under its locks and
-// persists it (policy.go, audit.go, billing.go).
+// Each service is a package of its own, its models apart from its wire encoding, as in
+// moto: EC2 is fakeec2/ec2 (the records, states, refusal rules and instance-type catalog),
+// fakeec2/ec2/wire (the Query decoder, errors, XML shapes and conversions) and
+// fakeec2/ec2/service (the store under one lock, the handlers, timers, ledger, faults and
+// idempotency); the others are iam, ssm, sqs, sts, eks, pricing and budgets, over the
+// Host of fakeec2/account. The account-wide records and their pure rules have packages
+// too: fakeec2/authz (the policy), fakeec2/trail (the audit trail), fakeec2/billing (the
+// ledger's entries and arithmetic), fakeec2/statefile (the bbolt file).
 //
 // It knows nothing of Kubernetes: it must not import k8s.io, sigs.k8s.io, cluster or labs.
 package fakeec2

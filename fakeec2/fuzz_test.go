@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
@@ -28,7 +29,7 @@ func FuzzParseQuery(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	srv, err := New(Options{Clock: NewFakeClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)), IDs: NewSequentialIDs(), BootDelay: -1})
+	srv, err := New(Options{Clock: NewFakeClock(time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)), IDs: account.NewSequentialIDs(), BootDelay: -1})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/account"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/*.xml from the current responses")
@@ -23,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/*.xml from the 
 // TestGoldenResponses pins the XML of a few responses, byte for byte. IDs and times are
 // stable through the fake clock and the sequential ID generator; -update rewrites them.
 func TestGoldenResponses(t *testing.T) {
-	srv, err := fakeec2.New(fakeec2.Options{Clock: fakeec2.NewFakeClock(t0), IDs: fakeec2.NewSequentialIDs(), BootDelay: 2 * time.Second})
+	srv, err := fakeec2.New(fakeec2.Options{Clock: fakeec2.NewFakeClock(t0), IDs: account.NewSequentialIDs(), BootDelay: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

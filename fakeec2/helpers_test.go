@@ -18,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/account"
 )
 
 // t0 is the fake clock's start: every test's timestamps are relative to it.
@@ -42,7 +43,7 @@ type env struct {
 func newEnv(t *testing.T, mod ...func(*fakeec2.Options)) *env {
 	t.Helper()
 	opts := fakeec2.Options{
-		Clock: fakeec2.NewFakeClock(t0), IDs: fakeec2.NewSequentialIDs(),
+		Clock: fakeec2.NewFakeClock(t0), IDs: account.NewSequentialIDs(),
 		BootDelay: 2 * time.Second, ShutdownDelay: time.Second,
 	}
 	for _, m := range mod {

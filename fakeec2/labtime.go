@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -92,17 +91,16 @@ func (s *Server) SkipTime(d time.Duration) (TimeSkip, error) {
 	var offset time.Duration
 	moved := false
 	move := func() error {
-		s.mu.Lock()
+		s.policyMu.Lock()
 		before := s.clock.Offset()
 		offset = before + d
 		s.clock.setOffset(offset)
-		s.saveMeta()
-		wait := s.flushLocked()
-		s.mu.Unlock()
+		wait := s.saveMeta()
+		s.policyMu.Unlock()
 		if err := <-wait; err != nil {
-			s.mu.Lock()
+			s.policyMu.Lock()
 			s.clock.setOffset(before)
-			s.mu.Unlock()
+			s.policyMu.Unlock()
 			return fmt.Errorf("saving the lab clock: %w", err)
 		}
 		moved = true
@@ -114,20 +112,13 @@ func (s *Server) SkipTime(d time.Duration) (TimeSkip, error) {
 		return TimeSkip{}, err
 	}
 	// The walk advanced the timers only if a budget read the ledger; now they all have.
-	s.advanceIfDue(to)
+	s.ec2.AdvanceTo(to)
 	if err != nil {
 		return TimeSkip{}, fmt.Errorf("lab time moved to %s, but evaluating budgets: %w", to.Format(time.RFC3339), err)
 	}
 	sk := TimeSkip{From: from, To: to, Offset: offset, OffsetText: offset.String(), Alerts: alerts}
-	sk.CostUSD, sk.CostByNodePool = s.costBetween(from, to)
+	sk.CostUSD, sk.CostByNodePool = s.ec2.CostBetween(from, to, NodePoolTag)
 	return sk, nil
-}
-
-// costBetween is what the ledger accrued within [from, to], in total and by NodePool.
-func (s *Server) costBetween(from, to time.Time) (float64, map[string]float64) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return billing.Between(s.ledger, from, to, NodePoolTag)
 }
 
 // recordSkip writes the skip into the audit trail, dated when it was asked for: the

@@ -1,21 +1,6 @@
 package fakeec2
 
-// Bucket names of the state file, which package statefile writes. Every record is JSON
-// keyed by its ID (audit events by their big-endian sequence number).
-const (
-	bucketInstances = "instances"
-	bucketVolumes   = "volumes"
-	bucketENIs      = "enis"
-	bucketTemplates = "launch-templates"
-	bucketVPCs      = "vpcs"
-	bucketSubnets   = "subnets"
-	bucketGroups    = "security-groups"
-	bucketImages    = "images"
-	bucketFleets    = "fleets"
-	bucketLedger    = "ledger"
-	bucketAudit     = "audit"
-	bucketMeta      = "meta"
-)
-
-var allBuckets = []string{bucketInstances, bucketVolumes, bucketENIs, bucketTemplates, bucketVPCs,
-	bucketSubnets, bucketGroups, bucketImages, bucketFleets, bucketLedger, bucketAudit, bucketMeta, bucketIdempotency}
+// bucketAudit holds the audit trail in the state file, keyed by each event's big-endian
+// sequence number. EC2's buckets are its own (service.Buckets); the other services name
+// theirs.
+const bucketAudit = "audit"

@@ -1,54 +1,15 @@
 package fakeec2
 
 import (
+	"time"
+
 	"github.com/karplab/karplab/fakeec2/authz"
-	"github.com/karplab/karplab/fakeec2/ec2"
-	"github.com/karplab/karplab/fakeec2/ec2/wire"
+	"github.com/karplab/karplab/fakeec2/ssm"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
-// The policy's rules live in fakeec2/authz; here the Server applies the one in force,
-// under s.mu, and records denials in the audit trail.
-
-// authorizeAction applies DenyActions and AllowActions to an EC2 call.
-func (s *Server) authorizeAction(c *call) *wire.Error {
-	s.mu.RLock()
-	reason := s.policy.Authorize(c.caller, "ec2:"+c.action, "*")
-	s.mu.RUnlock()
-	if reason != "" {
-		return s.deny(c, reason)
-	}
-	return nil
-}
-
-// checkLaunch returns why the policy forbids the request as a whole, or "".
-// Callers hold s.mu.
-func (s *Server) checkLaunch(caller string, lc authz.Launch) string {
-	return s.policy.CheckLaunch(caller, lc, func() int {
-		live := 0
-		for _, in := range s.model.Instances {
-			if in.State == ec2.StatePending || in.State == ec2.StateRunning {
-				live++
-			}
-		}
-		return live
-	})
-}
-
-// checkPlacement returns why the policy forbids launching instanceType in zone as
-// capacityType, or "". Callers hold s.mu.
-func (s *Server) checkPlacement(caller, instanceType, zone, capacityType string) string {
-	return s.policy.CheckPlacement(caller, instanceType, zone, capacityType)
-}
-
-// deny records the decoded reason in the call's audit event and returns the
-// UnauthorizedOperation error with the encoded message, as AWS words it.
-func (s *Server) deny(c *call, reason string) *wire.Error {
-	encoded := authz.EncodeMessage(c.requestID, reason)
-	c.event.DenialReason = reason
-	c.event.EncodedMessage = encoded
-	return wire.Unauthorized(encoded)
-}
+// The policy's rules live in fakeec2/authz; the account keeps the one in force under
+// policyMu and every service asks it (EC2 through ec2Account, the others through host).
 
 // DecodeAuthorizationMessage returns the reason behind an encoded failure message.
 func (s *Server) DecodeAuthorizationMessage(encoded string) (string, bool) {
@@ -59,17 +20,54 @@ func (s *Server) DecodeAuthorizationMessage(encoded string) (string, bool) {
 
 // Policy returns the policy in force.
 func (s *Server) Policy() authz.Policy {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.policyMu.RLock()
+	defer s.policyMu.RUnlock()
 	return s.policy
 }
 
 // SetPolicy replaces the policy.
 func (s *Server) SetPolicy(p authz.Policy) error {
-	s.mu.Lock()
+	s.policyMu.Lock()
 	s.policy = p
-	s.saveMeta()
-	wait := s.flushLocked()
-	s.mu.Unlock()
+	wait := s.saveMeta()
+	s.policyMu.Unlock()
 	return <-wait
 }
+
+// ec2Account is the account as EC2 meets it (service.Account).
+type ec2Account struct{ s *Server }
+
+func (a ec2Account) Now() time.Time { return a.s.clock.Now() }
+
+func (a ec2Account) Authorize(caller, action, resource string) string {
+	return a.s.host.Authorize(caller, action, resource)
+}
+
+func (a ec2Account) CheckLaunch(caller string, lc authz.Launch, live func() int) string {
+	a.s.policyMu.RLock()
+	defer a.s.policyMu.RUnlock()
+	return a.s.policy.CheckLaunch(caller, lc, live)
+}
+
+func (a ec2Account) CheckPlacement(caller, instanceType, zone, capacityType string) string {
+	a.s.policyMu.RLock()
+	defer a.s.policyMu.RUnlock()
+	return a.s.policy.CheckPlacement(caller, instanceType, zone, capacityType)
+}
+
+func (a ec2Account) Record(e *trail.AuditEvent) <-chan error { return a.s.recordAudit(e) }
+
+// SendEvent puts an EventBridge document into the interruption queue; without one,
+// EC2's events go nowhere, as on an account with no rule for them.
+func (a ec2Account) SendEvent(doc string) error {
+	if a.s.interruptionQueue == "" {
+		return nil
+	}
+	return a.s.svc.sqs.Send(a.s.interruptionQueue, doc)
+}
+
+func (a ec2Account) PublishImages(images []ssm.EKSImage) error {
+	return a.s.svc.ssm.SetEKSImages(images)
+}
+
+func (a ec2Account) LedgerChanged() { a.s.noteLedgerChange() }

@@ -22,7 +22,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name := serviceOf(r)
 	if name == "ec2" {
-		s.serveEC2(w, r)
+		s.ec2.ServeHTTP(w, r)
 		return
 	}
 	svc := s.services[name]
@@ -121,8 +121,8 @@ func (s *Server) serveService(svc account.Service, w http.ResponseWriter, r *htt
 	}
 	s.log.Debug("aws request", "service", c.Service, "action", c.Action, "requestId", c.RequestID, "caller", c.Caller,
 		"status", resp.Status, "code", code, "duration", time.Since(start).Round(time.Microsecond))
-	if s.log.Enabled(r.Context(), levelBodies) {
-		s.log.Log(r.Context(), levelBodies, "aws body", "requestId", c.RequestID, "params", c.Params, "response", string(resp.Body))
+	if s.log.Enabled(r.Context(), account.LevelBodies) {
+		s.log.Log(r.Context(), account.LevelBodies, "aws body", "requestId", c.RequestID, "params", c.Params, "response", string(resp.Body))
 	}
 	account.Write(w, resp)
 }
@@ -149,8 +149,8 @@ func (h accountHost) NewID(prefix string) string {
 }
 
 func (h accountHost) Authorize(caller, action, resource string) string {
-	h.s.mu.RLock()
-	defer h.s.mu.RUnlock()
+	h.s.policyMu.RLock()
+	defer h.s.policyMu.RUnlock()
 	return h.s.policy.Authorize(caller, action, resource)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/billing"
 	ec2model "github.com/karplab/karplab/fakeec2/ec2"
@@ -501,7 +502,7 @@ func TestIntegrationRestart(t *testing.T) {
 		t.Errorf("instance terminated before restart is %s", st)
 	}
 	// A fresh sequential generator hands out used IDs first: they must be skipped.
-	e.opts.IDs = fakeec2.NewSequentialIDs()
+	e.opts.IDs = account.NewSequentialIDs()
 	e.restart()
 	e.must(e.admin.SetPolicy(e.ctx, authz.Policy{}))
 	id := e.launch("m5.large", amd64, subnets[0], 1, nil)[0]

@@ -1,7 +1,6 @@
 package fakeec2
 
 import (
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -11,14 +10,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/authz"
-	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ec2/service"
 	"github.com/karplab/karplab/fakeec2/statefile"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
@@ -62,9 +60,9 @@ type Options struct {
 	// KubernetesVersion is the cluster's minor ("1.37", the default): the seeded
 	// EKS-optimized images are built for it and the minor before.
 	KubernetesVersion string
-	Clock             Clock        // default: the real clock
-	IDs               IDGenerator  // default: random IDs shaped like AWS's
-	Logger            *slog.Logger // default: discard. Debug: one line per request; Debug-4: bodies
+	Clock             Clock               // default: the real clock
+	IDs               account.IDGenerator // default: random IDs shaped like AWS's
+	Logger            *slog.Logger        // default: discard. Debug: one line per request; Debug-4: bodies
 }
 
 // FlagDelay maps a delay given on a command line, where 0 means none, to Options' form,
@@ -86,39 +84,26 @@ func durationOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Server is the EC2 emulator: an http.Handler serving the EC2 Query API at "/" and the
-// admin API under /_karplab/. It is safe for concurrent use.
+// Server is the lab's AWS account: one http.Handler serving every service's API at "/"
+// (EC2 by default, the others by SigV4 service) and the admin API under /_karplab/. It
+// holds what the services share (the clock, IDs, state file, policy and audit trail),
+// opens EC2 (fakeec2/ec2/service) and the other services over it, and routes to them. It
+// is safe for concurrent use.
 type Server struct {
 	region, account string
-	k8sVersion      string
-	zones           []zoneInfo
-	shutdownDelay   time.Duration
-	retention       time.Duration
-	volumeDelay     time.Duration
 	clock           *labClock
-	ids             IDGenerator
+	ids             account.IDGenerator
 	log             *slog.Logger
-	catalog         []ec2.InstanceTypeInfo           // the model's catalog, in its order
-	types           map[string]*ec2.InstanceTypeInfo // into catalog
-	typeNames       []string
+	ec2             *service.Service
 
-	persist *statefile.File
+	// persistMu guards persist for the account's own writes (the audit trail, its meta
+	// record, the services'); EC2 holds the file under its own lock.
+	persistMu sync.RWMutex
+	persist   *statefile.File
 
-	mu        sync.RWMutex // guards everything below, and pending
-	bootDelay time.Duration
-	pending   []statefile.Op
-	seq       uint64
-	model     ec2.State
-	ledger    map[string]*billing.LedgerEntry
-	policy    authz.Policy
-	faults    []Fault
-	deadlines deadlineHeap
-	throttleN map[string]uint64 // requests seen per throttle fault
-
-	idemMu    sync.Mutex
-	idem      map[string]*idempotentRecord
-	idemOrder []string
-	idemSeq   uint64
+	policyMu      sync.RWMutex // guards policy and the account's meta record
+	policy        authz.Policy
+	defaultPolicy authz.Policy
 
 	auditMu    sync.RWMutex
 	audit      []*trail.AuditEvent
@@ -128,49 +113,34 @@ type Server struct {
 	httpMu  sync.Mutex
 	httpSrv *http.Server
 
-	// The account's other services (IAM, SSM, SQS, EKS, Pricing, STS), keyed by signing
-	// name, over host. persistMu guards persist for their writes, which hold none of the
-	// locks above.
+	// The account's services beside EC2 (IAM, SSM, SQS, EKS, Pricing, STS, Budgets),
+	// keyed by signing name, over host.
 	host     accountHost
 	services map[string]account.Service
 	svc      accountServices
-	bus      *eventBus
 	// interruptionQueue receives EC2's events (Options.InterruptionQueue).
 	interruptionQueue string
-	defaultPolicy     authz.Policy
-	persistMu         sync.RWMutex
-	// skipMu serializes SkipTime: one walk through skipped time at a time.
+	// skipMu serializes SkipTime and Reset: one walk through skipped time at a time.
 	skipMu sync.Mutex
 }
 
-type zoneInfo struct {
-	Name, ID string
-}
-
-// New opens (or creates) the emulator's state and returns the server. With a StateDir the
-// state of an earlier run is loaded as it was; otherwise the default VPC, subnets,
-// security groups and images are created.
+// New opens (or creates) the account's state and returns the server. With a StateDir the
+// state of an earlier run is loaded as it was; otherwise EC2 starts with the default VPC,
+// subnets, security groups and images.
 func New(opts Options) (*Server, error) {
 	s := &Server{
-		region:        opts.Region,
-		account:       opts.AccountID,
-		bootDelay:     durationOr(opts.BootDelay, DefaultBootDelay),
-		shutdownDelay: durationOr(opts.ShutdownDelay, DefaultShutdownDelay),
-		retention:     durationOr(opts.TerminatedRetention, DefaultTerminatedRetention),
-		volumeDelay:   durationOr(opts.VolumeDelay, DefaultVolumeDelay),
-		clock:         &labClock{base: opts.Clock},
-		ids:           opts.IDs,
-		log:           opts.Logger,
+		region:            opts.Region,
+		account:           opts.AccountID,
+		clock:             &labClock{base: opts.Clock},
+		ids:               opts.IDs,
+		log:               opts.Logger,
+		interruptionQueue: opts.InterruptionQueue,
 	}
 	s.host = accountHost{s}
-	s.interruptionQueue = opts.InterruptionQueue
 	if opts.DefaultPolicy != nil {
 		s.defaultPolicy = opts.DefaultPolicy.Clone()
 	}
-	s.k8sVersion = opts.KubernetesVersion
-	if s.k8sVersion == "" {
-		s.k8sVersion = DefaultKubernetesVersion
-	}
+	s.policy = s.defaultPolicy.Clone()
 	if s.region == "" {
 		s.region = DefaultRegion
 	}
@@ -181,126 +151,89 @@ func New(opts Options) (*Server, error) {
 		s.clock.base = realClock{}
 	}
 	if s.ids == nil {
-		s.ids = randomIDs{}
+		s.ids = account.RandomIDs{}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	zoneIDs := []string{"az2", "az3", "az1"}
-	short := regionShort(s.region)
-	for i, l := range []string{"a", "b", "c"} {
-		s.zones = append(s.zones, zoneInfo{Name: s.region + l, ID: short + "-" + zoneIDs[i]})
-	}
-	s.catalog = ec2.InstanceTypes()
-	s.types = map[string]*ec2.InstanceTypeInfo{}
-	for i := range s.catalog {
-		it := &s.catalog[i]
-		s.types[it.Name] = it
-		s.typeNames = append(s.typeNames, it.Name)
-	}
-	s.resetMaps(true)
-	s.idem = map[string]*idempotentRecord{}
-
 	if opts.StateDir != "" {
-		p, err := statefile.Open(opts.StateDir, allBuckets)
+		p, err := statefile.Open(opts.StateDir, append([]string{bucketAudit}, service.Buckets...))
 		if err != nil {
 			return nil, err
 		}
 		s.persist = p
-		seeded, err := s.load()
-		if err != nil {
+		if err := s.load(); err != nil {
 			p.Close()
 			return nil, fmt.Errorf("loading state from %s: %w", opts.StateDir, err)
 		}
-		if seeded {
-			return s.openAccount()
-		}
 	}
-	s.mu.Lock()
-	s.seedDefaults()
-	s.saveMeta()
-	wait := s.flushLocked()
-	s.mu.Unlock()
-	if err := <-wait; err != nil {
+	var err error
+	s.ec2, err = service.New(service.Config{
+		Region: s.region, AccountID: s.account, KubernetesVersion: opts.KubernetesVersion,
+		BootDelay:           durationOr(opts.BootDelay, DefaultBootDelay),
+		ShutdownDelay:       durationOr(opts.ShutdownDelay, DefaultShutdownDelay),
+		TerminatedRetention: durationOr(opts.TerminatedRetention, DefaultTerminatedRetention),
+		VolumeDelay:         durationOr(opts.VolumeDelay, DefaultVolumeDelay),
+		IDs:                 s.ids, Log: s.log, State: s.persist,
+	}, ec2Account{s})
+	if err != nil {
 		s.persist.Close()
-		return nil, fmt.Errorf("saving the default network: %w", err)
+		if opts.StateDir != "" {
+			return nil, fmt.Errorf("loading state from %s: %w", opts.StateDir, err)
+		}
+		return nil, err
 	}
-	return s.openAccount()
-}
-
-// openAccount opens the services beside EC2 once EC2's own state is loaded.
-func (s *Server) openAccount() (*Server, error) {
 	if err := s.openServices(); err != nil {
 		s.persist.Close()
 		return nil, err
 	}
-	s.startEvents()
+	s.ec2.StartEvents()
 	return s, nil
 }
 
-// regionShort turns eu-west-2 into euw2, as zone IDs are spelled.
-func regionShort(region string) string {
-	parts := strings.Split(region, "-")
-	if len(parts) != 3 {
-		return region
-	}
-	return parts[0] + parts[1][:1] + parts[2]
-}
-
-func (s *Server) resetMaps(all bool) {
-	s.model.Clear(all)
-	s.ledger = map[string]*billing.LedgerEntry{}
-	s.deadlines = nil
-	s.throttleN = map[string]uint64{}
-	s.faults = nil
-	s.policy = s.defaultPolicy.Clone()
-}
-
+// metaRecord is the account's own record in the meta bucket.
 type metaRecord struct {
-	Seq      uint64       `json:"seq"`
-	AuditSeq uint64       `json:"auditSeq"`
-	Policy   authz.Policy `json:"policy"`
-	Faults   []Fault      `json:"faults"`
+	Policy authz.Policy `json:"policy"`
 	// Offset is the lab clock's lead over the base clock (SkipTime), so that a restarted
 	// daemon keeps lab time.
 	Offset time.Duration `json:"offset,omitempty"`
 }
 
-// load reads the state file; seeded is false for a new, empty one.
-func (s *Server) load() (seeded bool, err error) {
+// metaKey is the account's record; EC2's is "meta", which before the account had its own
+// also held the policy and the offset, so load falls back to it.
+const metaKey = "account"
+
+// load reads the account's record and audit trail.
+func (s *Server) load() error {
 	p := s.persist
-	var meta *metaRecord
-	if err := p.Load(bucketMeta, func(k, v []byte) error {
-		if string(k) != "meta" {
-			return nil
+	var meta, legacy *metaRecord
+	if err := p.Load(service.BucketMeta, func(k, v []byte) error {
+		switch string(k) {
+		case metaKey:
+			meta = &metaRecord{}
+			return json.Unmarshal(v, meta)
+		case "meta":
+			legacy = &metaRecord{}
+			return json.Unmarshal(v, legacy)
 		}
-		meta = &metaRecord{}
-		return json.Unmarshal(v, meta)
+		return nil
 	}); err != nil {
-		return false, fmt.Errorf("reading meta: %w", err)
+		return fmt.Errorf("reading meta: %w", err)
 	}
-	if meta == nil {
-		return false, nil
+	if meta == nil && legacy != nil {
+		// EC2 drops these fields from its record when it next writes it: keep them first.
+		s.policy = legacy.Policy
+		s.clock.setOffset(legacy.Offset)
+		if err := <-s.saveMeta(); err != nil {
+			return fmt.Errorf("saving the account's record: %w", err)
+		}
 	}
-	s.seq, s.policy, s.faults = meta.Seq, meta.Policy, meta.Faults
-	s.clock.setOffset(meta.Offset)
-	errs := []error{
-		statefile.LoadJSON(p, bucketVPCs, func(r *ec2.VPC) { s.model.VPCs[r.ID] = r }),
-		statefile.LoadJSON(p, bucketSubnets, func(r *ec2.Subnet) { s.model.Subnets[r.ID] = r }),
-		statefile.LoadJSON(p, bucketGroups, func(r *ec2.SecurityGroup) { s.model.Groups[r.ID] = r }),
-		statefile.LoadJSON(p, bucketImages, func(r *ec2.Image) { s.model.Images[r.ID] = r }),
-		statefile.LoadJSON(p, bucketInstances, func(r *ec2.Instance) { s.model.Instances[r.ID] = r }),
-		statefile.LoadJSON(p, bucketVolumes, func(r *ec2.Volume) { s.model.Volumes[r.ID] = r }),
-		statefile.LoadJSON(p, bucketENIs, func(r *ec2.NetworkInterface) { s.model.ENIs[r.ID] = r }),
-		statefile.LoadJSON(p, bucketTemplates, func(r *ec2.LaunchTemplate) { s.model.Templates[r.ID] = r; s.model.LTByName[r.Name] = r.ID }),
-		statefile.LoadJSON(p, bucketFleets, func(r *ec2.Fleet) { s.model.Fleets[r.ID] = r }),
-		statefile.LoadJSON(p, bucketSnapshots, func(r *ec2.Snapshot) { s.model.Snapshots[r.ID] = r }),
-		statefile.LoadJSON(p, bucketLedger, func(r *billing.LedgerEntry) { s.ledger[r.ResourceID] = r }),
-		statefile.LoadJSON(p, bucketAudit, func(r *trail.AuditEvent) { s.audit = append(s.audit, r) }),
-		s.loadIdempotency(),
+	if meta != nil {
+		s.policy = meta.Policy
+		s.clock.setOffset(meta.Offset)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return false, err
+	if err := statefile.LoadJSON(p, bucketAudit, func(r *trail.AuditEvent) { s.audit = append(s.audit, r) }); err != nil {
+		return err
 	}
 	ec2.BySeq(s.audit, func(e *trail.AuditEvent) uint64 { return e.Seq })
 	for _, e := range s.audit {
@@ -311,28 +244,24 @@ func (s *Server) load() (seeded bool, err error) {
 			s.auditReads++
 		}
 	}
-	for _, n := range s.model.ENIs {
-		s.model.MarkIP(n.SubnetID, n.PrivateIP)
-	}
-	for _, in := range s.model.Instances {
-		s.scheduleDeadline(in)
-		s.model.InstTags.Add(in.ID, in.Tags)
-	}
-	s.scheduleEBSDeadlines()
-	return true, nil
+	return nil
 }
 
-// Close stops serving (if Serve was called: requests in flight get 5 s, then connections
-// are cut), waits for the state to be written and
-// closes the state file.
+// saveMeta writes the account's record; callers hold policyMu. The channel yields once it
+// is on disk.
+func (s *Server) saveMeta() <-chan error {
+	b, _ := json.Marshal(metaRecord{Policy: s.policy, Offset: s.clock.Offset()}) // plain data: cannot fail
+	s.persistMu.RLock()
+	defer s.persistMu.RUnlock()
+	return s.persist.Enqueue([]statefile.Op{{Bucket: service.BucketMeta, Key: metaKey, Val: b}})
+}
+
 // SetBootDelay sets how long instances launched from now on stay pending (0: none). The
 // provisioning benchmark uses it to measure the lab's overhead without the emulated boot.
-func (s *Server) SetBootDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.bootDelay = max(d, 0)
-}
+func (s *Server) SetBootDelay(d time.Duration) { s.ec2.SetBootDelay(d) }
 
+// Close stops serving (if Serve was called: requests in flight get 5 s, then connections
+// are cut), waits for the state to be written and closes the state file.
 func (s *Server) Close() error {
 	s.httpMu.Lock()
 	srv := s.httpSrv
@@ -352,21 +281,17 @@ func (s *Server) Close() error {
 			errs = append(errs, fmt.Errorf("shutting down the listener: %w", err))
 		}
 	}
-	s.stopEvents() // delivers what EC2 raised before Close
+	s.ec2.StopEvents() // delivers what EC2 raised before Close
 	s.stopBudgetEvaluation()
-	// Later requests (a handler still running without Serve's shutdown) see no persister
+	// Later requests (a handler still running without Serve's shutdown) see no state file
 	// rather than a closed queue: every enqueue happens under one of these locks.
-	s.mu.Lock()
+	s.ec2.Detach()
 	s.auditMu.Lock()
-	s.idemMu.Lock()
 	s.persistMu.Lock()
-	s.bus = nil
 	p := s.persist
 	s.persist = nil
 	s.persistMu.Unlock()
-	s.idemMu.Unlock()
 	s.auditMu.Unlock()
-	s.mu.Unlock()
 	if err := p.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing state: %w", err))
 	}
@@ -389,213 +314,7 @@ func (s *Server) Serve(l net.Listener) error {
 func (s *Server) Region() string { return s.region }
 
 // Zones returns the emulated availability zones.
-func (s *Server) Zones() []string {
-	out := make([]string, len(s.zones))
-	for i, z := range s.zones {
-		out[i] = z.Name
-	}
-	return out
-}
-
-// --- store helpers (callers hold s.mu) ---
-
-func (s *Server) nextSeq() uint64 { s.seq++; return s.seq }
-
-// newID mints an ID not yet used by any record (an injected generator may restart).
-func (s *Server) newID(prefix string) string {
-	for {
-		id := s.ids.NewID(prefix)
-		if !s.idInUse(id) {
-			return id
-		}
-	}
-}
-
-func (s *Server) idInUse(id string) bool {
-	if s.model.Instances[id] != nil || s.model.Volumes[id] != nil || s.model.ENIs[id] != nil || s.model.Templates[id] != nil ||
-		s.model.VPCs[id] != nil || s.model.Subnets[id] != nil || s.model.Groups[id] != nil || s.model.Images[id] != nil ||
-		s.model.Fleets[id] != nil || s.model.Snapshots[id] != nil || s.ledger[id] != nil {
-		return true
-	}
-	return false
-}
-
-// save records a changed record for the next flush.
-func (s *Server) save(bucket, key string, v any) {
-	if s.persist == nil {
-		return
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("fakeec2: encoding %s/%s: %v", bucket, key, err)) // our own types: a bug
-	}
-	s.pending = append(s.pending, statefile.Op{Bucket: bucket, Key: key, Val: b})
-}
-
-func (s *Server) remove(bucket, key string) {
-	if s.persist == nil {
-		return
-	}
-	s.pending = append(s.pending, statefile.Op{Bucket: bucket, Key: key})
-}
-
-func (s *Server) saveMeta() {
-	s.save(bucketMeta, "meta", metaRecord{Seq: s.seq, Policy: s.policy, Faults: s.faults, Offset: s.clock.Offset()})
-}
-
-// flushLocked queues the pending writes; the channel reports when they are on disk.
-func (s *Server) flushLocked() <-chan error {
-	ops := s.pending
-	s.pending = nil
-	return s.persist.Enqueue(ops)
-}
-
-// --- lifecycle deadlines ---
-
-type deadline struct {
-	at time.Time
-	id string
-}
-
-type deadlineHeap []deadline
-
-func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h deadlineHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *deadlineHeap) Push(x any)        { *h = append(*h, x.(deadline)) }
-func (h *deadlineHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// scheduleDeadline records when the instance next changes state by itself.
-func (s *Server) scheduleDeadline(in *ec2.Instance) {
-	var at time.Time
-	switch {
-	case !in.ReclaimAt.IsZero() && (in.State == ec2.StatePending || in.State == ec2.StateRunning):
-		at = in.ReclaimAt
-		if in.State == ec2.StatePending && in.RunningAt.Before(at) {
-			at = in.RunningAt // boot first; the reclaim is scheduled again from running
-		}
-	case in.State == ec2.StatePending:
-		at = in.RunningAt
-	case in.State == ec2.StateShuttingDown:
-		at = in.TerminatedAt
-	case in.State == ec2.StateStopping:
-		at = in.StoppedAt
-	case in.State == ec2.StateTerminated:
-		at = in.TerminatedAt.Add(s.retention)
-	default:
-		return
-	}
-	heap.Push(&s.deadlines, deadline{at: at, id: in.ID})
-}
-
-// advanceIfDue applies the state changes whose time has come (pending -> running,
-// shutting-down -> terminated with its volumes and ENI, expiry of terminated instances).
-// Changes are dated at their deadline, not at the request that noticed them.
-func (s *Server) advanceIfDue(now time.Time) {
-	s.mu.RLock()
-	due := len(s.deadlines) > 0 && !s.deadlines[0].at.After(now)
-	s.mu.RUnlock()
-	if !due {
-		return
-	}
-	s.mu.Lock()
-	s.advanceLocked(now)
-	s.flushLocked() // not waited for: the same changes are re-derived after a crash
-	s.mu.Unlock()
-}
-
-func (s *Server) advanceLocked(now time.Time) {
-	for len(s.deadlines) > 0 && !s.deadlines[0].at.After(now) {
-		d := heap.Pop(&s.deadlines).(deadline)
-		if s.advanceEBS(d, now) {
-			continue
-		}
-		in := s.model.Instances[d.id]
-		if in == nil {
-			continue
-		}
-		switch in.State {
-		case ec2.StatePending:
-			if in.RunningAt.After(now) {
-				continue // stale entry
-			}
-			in.State = ec2.StateRunning
-			s.noteStateChange(in, ec2.StateRunning, in.RunningAt)
-		case ec2.StateRunning:
-			if in.ReclaimAt.IsZero() || in.ReclaimAt.After(now) {
-				continue // stale entry
-			}
-			_, _ = s.reclaimSpotLocked(in, in.ReclaimAt) // its audit record is not waited for, as here nothing is
-			continue
-		case ec2.StateStopping:
-			if in.StoppedAt.After(now) {
-				continue
-			}
-			in.State = ec2.StateStopped
-			s.noteStateChange(in, ec2.StateStopped, in.StoppedAt)
-		case ec2.StateShuttingDown:
-			if in.TerminatedAt.After(now) {
-				continue
-			}
-			s.finishTermination(in)
-		case ec2.StateTerminated:
-			if in.TerminatedAt.Add(s.retention).After(now) {
-				continue
-			}
-			delete(s.model.Instances, in.ID)
-			s.model.InstTags.Remove(in.ID, in.Tags)
-			s.remove(bucketInstances, in.ID)
-			continue
-		default:
-			continue
-		}
-		s.save(bucketInstances, in.ID, in)
-		s.scheduleDeadline(in)
-	}
-}
-
-// finishTermination moves a shutting-down instance to terminated: volumes marked
-// DeleteOnTermination are deleted (their billing stops), others are detached; the primary
-// ENI is deleted and its address freed.
-func (s *Server) finishTermination(in *ec2.Instance) {
-	at := in.TerminatedAt
-	in.State = ec2.StateTerminated
-	s.noteStateChange(in, ec2.StateTerminated, at)
-	if in.StateReasonCode == "" {
-		in.StateReason = "Client.UserInitiatedShutdown: User initiated shutdown"
-	}
-	for _, av := range in.Volumes {
-		v := s.model.Volumes[av.VolumeID]
-		if v == nil {
-			continue
-		}
-		if av.DeleteOnTermination {
-			delete(s.model.Volumes, v.ID)
-			s.remove(bucketVolumes, v.ID)
-			s.stopLedger(v.ID, at)
-			continue
-		}
-		v.State, v.InstanceID, v.Device, v.AttachTime = "available", "", "", time.Time{}
-		v.AttachState, v.Until = "", time.Time{}
-		s.save(bucketVolumes, v.ID, v)
-	}
-	s.releaseSecondaryENIs(in)
-	if n := s.model.ENIs[in.ENIID]; n != nil {
-		if n.DeleteOnTermination {
-			delete(s.model.ENIs, n.ID)
-			s.remove(bucketENIs, n.ID)
-			s.model.FreeIP(n.SubnetID, n.PrivateIP)
-		} else {
-			n.Status, n.InstanceID, n.AttachmentID = "available", "", ""
-			s.save(bucketENIs, n.ID, n)
-		}
-	}
-}
+func (s *Server) Zones() []string { return s.ec2.Zones() }
 
 func beUint64(n uint64) string {
 	var b [8]byte

@@ -3,14 +3,12 @@ package fakeec2
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/ec2"
 
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/eks"
-	"github.com/karplab/karplab/fakeec2/events"
 	"github.com/karplab/karplab/fakeec2/iam"
 	"github.com/karplab/karplab/fakeec2/pricing"
 	"github.com/karplab/karplab/fakeec2/sqs"
@@ -46,7 +44,7 @@ func (s *Server) openServices() error {
 	if s.svc.eks, err = eks.New(s.host); err != nil {
 		return fmt.Errorf("opening EKS: %w", err)
 	}
-	if s.svc.pricing, err = pricing.New(s.host, pricing.Options{Products: s.priceList()}); err != nil {
+	if s.svc.pricing, err = pricing.New(s.host, pricing.Options{Products: priceList()}); err != nil {
 		return fmt.Errorf("opening Pricing: %w", err)
 	}
 	if s.svc.ssm, err = ssm.New(s.host, ssm.Options{}); err != nil {
@@ -61,7 +59,7 @@ func (s *Server) openServices() error {
 	for _, svc := range []account.Service{s.svc.iam, s.svc.sts, s.svc.eks, s.svc.pricing, s.svc.ssm, s.svc.sqs, s.svc.budgets} {
 		s.registerService(svc)
 	}
-	if err := s.publishImageParameters(); err != nil {
+	if err := s.ec2.PublishImageParameters(); err != nil {
 		return err
 	}
 	if err := s.ensureInterruptionQueue(); err != nil {
@@ -83,33 +81,12 @@ func (s *Server) ensureInterruptionQueue() error {
 	return nil
 }
 
-// publishImageParameters makes SSM's public EKS AMI parameters name the account's
-// EKS-optimized images: at start and whenever AWS publishes a release.
-func (s *Server) publishImageParameters() error {
-	s.mu.RLock()
-	var list []ssm.EKSImage
-	for _, im := range s.model.Images {
-		if im.OwnerID != EKSImageOwner {
-			continue
-		}
-		if e, ok := parseEKSImage(im.Name); ok {
-			list = append(list, ssm.EKSImage{Family: e.Family, Arch: e.Arch, Variant: e.Variant,
-				KubernetesMinor: e.K8s, Release: e.Release, ImageID: im.ID})
-		}
-	}
-	s.mu.RUnlock()
-	if err := s.svc.ssm.SetEKSImages(list); err != nil {
-		return fmt.Errorf("publishing the EKS AMI parameters: %w", err)
-	}
-	return nil
-}
-
 // priceList is the catalog as the Price List API sells it: the prices the ledger bills.
-func (s *Server) priceList() []pricing.Product {
-	out := make([]pricing.Product, 0, len(s.typeNames))
-	for _, name := range s.typeNames {
-		it := s.types[name]
-		out = append(out, pricing.Product{InstanceType: name, VCPU: int(it.VCPUs), MemoryGiB: float64(it.MemoryMiB) / 1024,
+func priceList() []pricing.Product {
+	catalog := ec2.InstanceTypes()
+	out := make([]pricing.Product, 0, len(catalog))
+	for _, it := range catalog {
+		out = append(out, pricing.Product{InstanceType: it.Name, VCPU: int(it.VCPUs), MemoryGiB: float64(it.MemoryMiB) / 1024,
 			OnDemandUSDPerHour: it.OnDemandPrice, Arch: it.Arch, ClockSpeedGHz: it.ClockSpeedGHz,
 			NetworkPerformance: it.NetworkPerformance, BareMetal: it.BareMetal})
 	}
@@ -135,7 +112,7 @@ func (s *Server) resetServices() error {
 	if err := s.svc.budgets.Reset(); err != nil {
 		return fmt.Errorf("resetting Budgets: %w", err)
 	}
-	if err := s.publishImageParameters(); err != nil {
+	if err := s.ec2.PublishImageParameters(); err != nil {
 		return err
 	}
 	return s.ensureInterruptionQueue()
@@ -160,11 +137,4 @@ func (s *Server) decodeDenial(encoded string) (sts.Denial, bool) {
 		}
 	}
 	return sts.Denial{}, false
-}
-
-// noteStateChange tells the account an instance moved to state ("pending", "running",
-// "stopping", "stopped", "shutting-down", "terminated") at at: EventBridge's EC2 Instance
-// State-change Notification, delivered to the interruption queue. Callers hold s.mu.
-func (s *Server) noteStateChange(in *ec2.Instance, state string, at time.Time) {
-	s.deliverEvent(events.StateChange(s.account, s.region, in.ID, at, state))
 }

@@ -1,9 +1,14 @@
 package account
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
 )
+
+// LevelBodies is the slog level at which the services log request and response bodies
+// (-v 2), below slog.LevelDebug's one line per request.
+const LevelBodies = slog.LevelDebug - 4
 
 // Host is what the lab's account gives a service: one clock, ID generator, durable
 // store and policy shared by EC2, IAM, SSM, SQS, EKS, Pricing and STS.

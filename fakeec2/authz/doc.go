@@ -7,7 +7,7 @@
 // Karpenter's controller by default.
 //
 // It needs no server, lock or store: fakeec2 (the root) holds the policy in force under
-// its lock and calls these rules. It imports only fakeec2/ec2 (the model), fakeec2/ec2/wire
+// its lock and calls these rules, for EC2 (fakeec2/ec2/service) and the other services. It imports only fakeec2/ec2 (the model), fakeec2/ec2/wire
 // (its wildcard matcher) and the standard library: never fakeec2 itself, k8s.io,
 // sigs.k8s.io, cluster or labs.
 package authz

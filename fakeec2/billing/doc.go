@@ -5,7 +5,7 @@
 // Entries are persisted as JSON and served by the admin API: their field names and tags
 // are that format.
 //
-// fakeec2 (the root) keeps the ledger under its lock, opens and closes entries as
+// fakeec2/ec2/service keeps the ledger under its lock, opens and closes entries as
 // resources start and stop, and persists them. This package imports only the standard
 // library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster or labs.
 package billing

@@ -9,13 +9,12 @@
 // that holds them all by ID (with the instance tag index and the subnets' address
 // allocation, operations that need no lock, clock or store), and refusals.go the
 // one table of preconditions every mutating action consults: Refuse answers a Refusal
-// (EC2's code and message), which fakeec2 turns into its wire error in one place.
+// (EC2's code and message), which wire turns into EC2's error in one place.
 // catalog.go and catalog_data.go hold the instance-type catalog (InstanceTypeInfo,
 // LookupInstanceType, InstanceTypes, SpotPrice): fixed facts and prices, with their sources.
 //
-// fakeec2 (the root) keeps the store, the lock and the clock, fakeec2/ec2/wire the
+// fakeec2/ec2/service keeps the store, its lock and the behaviour, fakeec2/ec2/wire the
 // protocol (the decoder, the errors, the XML shapes and the conversions that render
-// these records in them). This package
-// imports only the standard library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster
-// or labs.
+// these records in them). This package imports only the standard library: never fakeec2
+// itself, k8s.io, sigs.k8s.io, cluster or labs.
 package ec2

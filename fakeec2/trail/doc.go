@@ -5,7 +5,7 @@
 // reason behind an encoded message. The events are persisted as JSON and served by the
 // admin API: their field names and tags are that format.
 //
-// fakeec2 (the root) appends to the trail under its lock and persists it. This package
-// imports only the standard library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster
-// or labs.
+// fakeec2 (the root) appends every service's calls to the trail under its lock and
+// persists it. This package imports only the standard library: never fakeec2 itself,
+// k8s.io, sigs.k8s.io, cluster or labs.
 package trail

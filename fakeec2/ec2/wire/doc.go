@@ -18,7 +18,7 @@
 // conversions that need Env are its methods, so a page renders as Items(page,
 // env.Volume).
 //
-// The handlers in fakeec2 (the root) decode with it, call the model and answer with it.
+// The handlers in fakeec2/ec2/service decode with it, call the model and answer with it.
 // It imports only fakeec2/ec2 (the model), fakeec2/account (whose Error every service
 // shares) and the standard library: never fakeec2 itself, k8s.io, sigs.k8s.io, cluster or
 // labs.

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // instanceCandidates narrows a DescribeInstances scan with the index: for the most
 // selective exact tag:KEY filter, the instances carrying one of its values. ok is false
 // when no filter can use the index.
-func (s *Server) instanceCandidates(fs []wire.Filter) (cands []*ec2.Instance, ok bool) {
+func (s *Service) instanceCandidates(fs []wire.Filter) (cands []*ec2.Instance, ok bool) {
 	best := -1
 	for _, f := range fs {
 		key, isTag := strings.CutPrefix(f.Name, "tag:")

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/karplab/karplab/fakeec2/account"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
@@ -16,17 +17,12 @@ var t0Plan = time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 
 // planServer is an emulator with one launch template ("nodes", version 1: an x86_64 AMI,
 // m6i.large, volumes tagged team=infra).
-func planServer(t *testing.T) *Server {
+func planServer(t *testing.T) *Service {
 	t.Helper()
-	s, err := New(Options{Clock: NewFakeClock(t0Plan), IDs: NewSequentialIDs()})
+	s, err := New(Config{Region: "eu-west-2", AccountID: "123456789012", IDs: account.NewSequentialIDs()}, &testAccount{now: t0Plan})
 	if err != nil {
-		t.Fatalf("new server: %v", err)
+		t.Fatalf("new EC2: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("closing server: %v", err)
-		}
-	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ami string
@@ -173,7 +169,7 @@ func TestPlanFleet(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.policy, s.faults = tt.policy, tt.faults
+			s.acct.(*testAccount).policy, s.faults = tt.policy, tt.faults
 			seq, nInstances := s.seq, len(s.model.Instances)
 			plan, err := s.planFleet(&tt.req, "tester", "req-1", tt.dryRun)
 			if s.seq != seq || len(s.model.Instances) != nInstances || len(s.faults) != len(tt.faults) {

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"encoding/base64"
@@ -21,7 +21,7 @@ import (
 // maxConsoleBytes is how much EC2 keeps of the console (the last 64 KiB).
 const maxConsoleBytes = 64 << 10
 
-func (s *Server) getConsoleOutput(c *call) (wire.Response, *wire.Error) {
+func (s *Service) getConsoleOutput(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("InstanceId")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")
@@ -48,7 +48,7 @@ func (s *Server) getConsoleOutput(c *call) (wire.Response, *wire.Error) {
 }
 
 // consoleLog is the boot log as of the instance's launch. Callers hold s.mu.
-func (s *Server) consoleLog(in *ec2.Instance) string {
+func (s *Service) consoleLog(in *ec2.Instance) string {
 	var b strings.Builder
 	t := in.LaunchTime
 	line := func(sec float64, format string, args ...any) {
@@ -95,7 +95,7 @@ func (s *Server) consoleLog(in *ec2.Instance) string {
 	return b.String()
 }
 
-func (s *Server) macOf(in *ec2.Instance) string {
+func (s *Service) macOf(in *ec2.Instance) string {
 	if n := s.model.ENIs[in.ENIID]; n != nil {
 		return n.MAC
 	}
@@ -149,7 +149,7 @@ func userDataParts(ud string) []userDataPart {
 // AppendConsoleOutput adds text to an instance's console log (the lab's kubelet writes
 // what its bootstrap did: a failing user-data script's output, nodeadm's errors). The
 // console keeps the last 64 KiB.
-func (s *Server) AppendConsoleOutput(instanceID, text string) error {
+func (s *Service) AppendConsoleOutput(instanceID, text string) error {
 	s.mu.Lock()
 	in := s.model.Instances[instanceID]
 	if in == nil {

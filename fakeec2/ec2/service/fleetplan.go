@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ type fleetTemplate struct {
 
 // planFleet plans a CreateFleet request; an error (a missing template or version) fails
 // the whole call, as on EC2. It changes nothing. Callers hold s.mu.
-func (s *Server) planFleet(req *fleetRequest, caller, requestID string, dryRun bool) (*fleetPlan, *wire.Error) {
+func (s *Service) planFleet(req *fleetRequest, caller, requestID string, dryRun bool) (*fleetPlan, *wire.Error) {
 	tmpls := make([]fleetTemplate, len(req.configs))
 	for i, fc := range req.configs {
 		lt, e := s.findTemplate(fc.TemplateID, fc.TemplateName)
@@ -159,7 +159,7 @@ func fleetLaunchData(base ec2.LaunchData, tagSpecs []ec2.TagSpec, capType string
 // planPool resolves one pool's launch and checks it against the policy and the capacity
 // faults (a DryRun meets none), recording on p why it cannot launch. It returns the
 // policy's reason when the whole request is forbidden. Callers hold s.mu.
-func (s *Server) planPool(p *fleetPool, d ec2.LaunchData, count int, caller, requestID string, dryRun bool) string {
+func (s *Service) planPool(p *fleetPool, d ec2.LaunchData, count int, caller, requestID string, dryRun bool) string {
 	spec, e := s.resolveLaunch(caller, d, p.ovr.SubnetID, count, launchTagTypes)
 	if e != nil {
 		p.errCode, p.errMsg = e.Code, e.Message
@@ -207,7 +207,7 @@ func (pl *fleetPlan) auditErrors() []string {
 
 // launchFleet carries out a plan: the denial, or the faults consumed, the fleet recorded
 // and its pools launched. Callers hold s.mu.
-func (s *Server) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*ec2.Fleet, []launchedPool, *wire.Error) {
+func (s *Service) launchFleet(c *call, req *fleetRequest, plan *fleetPlan) (*ec2.Fleet, []launchedPool, *wire.Error) {
 	c.event.Faults = append(c.event.Faults, plan.faults...)
 	if plan.denial != "" {
 		return nil, nil, s.deny(c, plan.denial)

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/ssm"
 )
 
 // EKSImageOwner is the account that owns the EKS-optimized AMIs (alias "amazon").
@@ -91,7 +92,7 @@ func previousMinor(v string) string {
 // seedImages registers EKS-optimized AMIs for the account's Kubernetes minor and the one
 // before: AL2023 and Bottlerocket, standard and NVIDIA, x86_64 and arm64, three releases
 // each, so that "latest" has something older to be newer than. Callers hold s.mu.
-func (s *Server) seedImages() {
+func (s *Service) seedImages() {
 	al2023 := []string{"20260901", "20261001", "20261101"}
 	bottlerocket := []string{"1.48.0", "1.49.0", "1.50.0"}
 	for _, k8s := range []string{previousMinor(s.k8sVersion), s.k8sVersion} {
@@ -114,7 +115,7 @@ func (s *Server) seedImages() {
 }
 
 // addEKSImage registers one EKS-optimized image. Callers hold s.mu.
-func (s *Server) addEKSImage(e eksImage, created time.Time, published bool) *ec2.Image {
+func (s *Service) addEKSImage(e eksImage, created time.Time, published bool) *ec2.Image {
 	root := "/dev/xvda"
 	if e.Family == "bottlerocket" {
 		root = "/dev/xvda" // Bottlerocket's OS volume; its data volume is /dev/xvdb
@@ -145,8 +146,8 @@ type PublishedImage struct {
 // the newest). release is "20261201"-shaped; "" means today's date, or the day after the
 // newest release if that is not later. Publishing a release that exists is an error. Reset
 // removes published releases again (the seeded ones stay).
-func (s *Server) PublishRelease(release string) ([]PublishedImage, error) {
-	now := s.clock.Now().UTC()
+func (s *Service) PublishRelease(release string) ([]PublishedImage, error) {
+	now := s.acct.Now().UTC()
 	s.mu.Lock()
 	out, err := s.publishLocked(release, now)
 	wait := s.flushLocked()
@@ -157,13 +158,13 @@ func (s *Server) PublishRelease(release string) ([]PublishedImage, error) {
 	if err := <-wait; err != nil {
 		return nil, fmt.Errorf("persisting the release: %w", err)
 	}
-	if err := s.publishImageParameters(); err != nil {
+	if err := s.PublishImageParameters(); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (s *Server) publishLocked(release string, now time.Time) ([]PublishedImage, error) {
+func (s *Service) publishLocked(release string, now time.Time) ([]PublishedImage, error) {
 	var newest time.Time
 	newestRelease := ""
 	kinds := map[eksImage]bool{} // release-less: what to publish a release of
@@ -222,4 +223,25 @@ func (s *Server) publishLocked(release string, now time.Time) ([]PublishedImage,
 	}
 	s.saveMeta()
 	return out, nil
+}
+
+// PublishImageParameters makes SSM's public EKS AMI parameters name the account's
+// EKS-optimized images: at start, after a reset and whenever AWS publishes a release.
+func (s *Service) PublishImageParameters() error {
+	s.mu.RLock()
+	var list []ssm.EKSImage
+	for _, im := range s.model.Images {
+		if im.OwnerID != EKSImageOwner {
+			continue
+		}
+		if e, ok := parseEKSImage(im.Name); ok {
+			list = append(list, ssm.EKSImage{Family: e.Family, Arch: e.Arch, Variant: e.Variant,
+				KubernetesMinor: e.K8s, Release: e.Release, ImageID: im.ID})
+		}
+	}
+	s.mu.RUnlock()
+	if err := s.acct.PublishImages(list); err != nil {
+		return fmt.Errorf("publishing the EKS AMI parameters: %w", err)
+	}
+	return nil
 }

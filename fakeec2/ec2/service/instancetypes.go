@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
-func (s *Server) price(instanceType, zone, capacityType string) float64 {
+func (s *Service) price(instanceType, zone, capacityType string) float64 {
 	it := s.types[instanceType]
 	if it == nil {
 		return 0
@@ -58,7 +58,7 @@ var instanceTypeAttrs = wire.AttrTable[*ec2.InstanceTypeInfo]{
 	"ebs-info.nvme-support":            func(*ec2.InstanceTypeInfo) []string { return wire.One("required") },
 }
 
-func (s *Server) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
 	// Pages are cut by position in the catalog (seq = index + 1).
 	idx := map[*ec2.InstanceTypeInfo]uint64{}
 	for i := range s.catalog {
@@ -94,7 +94,7 @@ var offeringAttrs = wire.AttrTable[offering]{
 	"location":      func(o offering) []string { return wire.One(o.location) },
 }
 
-func (s *Server) describeInstanceTypeOfferings(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeInstanceTypeOfferings(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[offering]{Attrs: offeringAttrs, Min: 5, Max: 1000,
 		Seq: func(o offering) uint64 { return o.seq }})
 	if err != nil {
@@ -151,7 +151,7 @@ var spotAttrs = wire.AttrTable[spotRow]{
 
 // describeSpotPriceHistory answers one price per type, zone and product: the price in
 // force, stamped at the start of the current hour (emulated prices do not move).
-func (s *Server) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[spotRow]{Attrs: spotAttrs, Min: 1, Max: 1000,
 		Seq: func(r spotRow) uint64 { return r.seq }})
 	if err != nil {
@@ -207,7 +207,7 @@ var capacityReservationAttrs = wire.AttrTable[struct{}]{
 	"capacity-reservation-type": nil,
 }
 
-func (s *Server) describeCapacityReservations(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeCapacityReservations(c *call) (wire.Response, *wire.Error) {
 	// Names are checked, never matched; tag-value is refused and empty values are not.
 	vet := func(fs []wire.Filter) (func(struct{}) bool, *wire.Error) {
 		for _, f := range fs {

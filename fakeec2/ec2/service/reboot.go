@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"github.com/karplab/karplab/fakeec2/ec2"
@@ -9,7 +9,7 @@ import (
 
 // rebootInstances answers as EC2 does: every ID must exist and be running; a reboot
 // keeps the instance running (the lab models no boot, so nothing changes).
-func (s *Server) rebootInstances(c *call) (wire.Response, *wire.Error) {
+func (s *Service) rebootInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")

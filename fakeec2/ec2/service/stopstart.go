@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // a running instance. A stop ends compute billing (its volumes keep billing); a start
 // boots it again for the boot delay and bills from running.
 
-func (s *Server) stopInstances(c *call) (wire.Response, *wire.Error) {
+func (s *Service) stopInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
@@ -59,7 +59,7 @@ func (s *Server) stopInstances(c *call) (wire.Response, *wire.Error) {
 	return resp, nil
 }
 
-func (s *Server) startInstances(c *call) (wire.Response, *wire.Error) {
+func (s *Service) startInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
@@ -108,7 +108,7 @@ const CodeIncorrectInstanceState = ec2.CodeIncorrectInstanceState
 // metadataApplyDelay is how long a metadata change stays pending (AWS: "a few seconds").
 const metadataApplyDelay = 2 * time.Second
 
-func (s *Server) modifyInstanceMetadataOptions(c *call) (wire.Response, *wire.Error) {
+func (s *Service) modifyInstanceMetadataOptions(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("InstanceId")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")
@@ -180,7 +180,7 @@ var protectionAttributes = []struct {
 	{"DisableApiStop", "disableApiStop", func(in *ec2.Instance) *bool { return &in.DisableAPIStop }},
 }
 
-func (s *Server) modifyInstanceAttribute(c *call) (wire.Response, *wire.Error) {
+func (s *Service) modifyInstanceAttribute(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("InstanceId")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")

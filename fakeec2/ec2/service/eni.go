@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"net/netip"
@@ -22,7 +22,7 @@ func errENINotFound(id string) *wire.Error {
 	return wire.BadRequest(wire.CodeInvalidNetworkInterfaceNotFound, "The networkInterface ID '%s' does not exist", id)
 }
 
-func (s *Server) createNetworkInterface(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	snID := c.q.Str("SubnetId")
 	if snID == "" {
 		return nil, wire.Missing("SubnetId")
@@ -96,7 +96,7 @@ func (s *Server) createNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	return resp, nil
 }
 
-func (s *Server) attachNetworkInterface(c *call) (wire.Response, *wire.Error) {
+func (s *Service) attachNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	id, iid := c.q.Str("NetworkInterfaceId"), c.q.Str("InstanceId")
 	switch {
 	case id == "":
@@ -150,14 +150,14 @@ func (s *Server) attachNetworkInterface(c *call) (wire.Response, *wire.Error) {
 }
 
 // maxENIs is the instance type's interface limit (the catalog's, 3 when unknown).
-func (s *Server) maxENIs(typ string) int {
+func (s *Service) maxENIs(typ string) int {
 	if it := s.types[typ]; it != nil && it.MaxENIs > 0 {
 		return int(it.MaxENIs)
 	}
 	return 3
 }
 
-func (s *Server) detachNetworkInterface(c *call) (wire.Response, *wire.Error) {
+func (s *Service) detachNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	att := c.q.Str("AttachmentId")
 	if att == "" {
 		return nil, wire.Missing("AttachmentId")
@@ -192,7 +192,7 @@ func (s *Server) detachNetworkInterface(c *call) (wire.Response, *wire.Error) {
 
 // detachENI makes a secondary interface available again; it keeps its address.
 // Callers hold s.mu.
-func (s *Server) detachENI(n *ec2.NetworkInterface) {
+func (s *Service) detachENI(n *ec2.NetworkInterface) {
 	if in := s.model.Instances[n.InstanceID]; in != nil {
 		out := in.SecondaryENIs[:0:0]
 		for _, id := range in.SecondaryENIs {
@@ -207,7 +207,7 @@ func (s *Server) detachENI(n *ec2.NetworkInterface) {
 	s.save(bucketENIs, n.ID, n)
 }
 
-func (s *Server) deleteNetworkInterface(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteNetworkInterface(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("NetworkInterfaceId")
 	if id == "" {
 		return nil, wire.Missing("NetworkInterfaceId")
@@ -237,7 +237,7 @@ func (s *Server) deleteNetworkInterface(c *call) (wire.Response, *wire.Error) {
 // releaseSecondaryENIs ends a terminated instance's secondary interfaces: deleted when
 // marked DeleteOnTermination, detached otherwise, and always detached under a leak-enis
 // fault. Callers hold s.mu.
-func (s *Server) releaseSecondaryENIs(in *ec2.Instance) {
+func (s *Service) releaseSecondaryENIs(in *ec2.Instance) {
 	leak := s.eniLeakFault(in.ID)
 	if leak != nil && len(in.SecondaryENIs) > 0 {
 		s.consumeFault(leak)
@@ -261,7 +261,7 @@ func (s *Server) releaseSecondaryENIs(in *ec2.Instance) {
 
 // modifyNetworkInterfaceAttribute changes what the VPC CNI changes: the attachment's
 // DeleteOnTermination, the description, the security groups.
-func (s *Server) modifyNetworkInterfaceAttribute(c *call) (wire.Response, *wire.Error) {
+func (s *Service) modifyNetworkInterfaceAttribute(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("NetworkInterfaceId")
 	if id == "" {
 		return nil, wire.Missing("NetworkInterfaceId")
@@ -333,7 +333,7 @@ var eniAttrs = wire.AttrTable[*ec2.NetworkInterface]{
 	"requester-managed":                func(n *ec2.NetworkInterface) []string { return wire.One("false") },
 }
 
-func (s *Server) describeNetworkInterfaces(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeNetworkInterfaces(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.NetworkInterface]{Attrs: eniAttrs, Tags: func(n *ec2.NetworkInterface) []ec2.Tag { return n.Tags },
 		Min: 5, Max: 1000, IDParam: "NetworkInterfaceId", WithMax: wire.SetWithMax("networkInterfaceIdSet"),
 		Seq: func(n *ec2.NetworkInterface) uint64 { return n.Seq }})

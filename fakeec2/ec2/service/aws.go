@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -36,11 +36,11 @@ const (
 // ec2.amazonaws.com per instance. An instance that is
 // unknown, not spot, or not pending or running is an error, and then nothing changes.
 // The returned events are the reclaims done at once (none when a warning is given).
-func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]trail.AuditEvent, error) {
+func (s *Service) InterruptSpot(ids []string, warning time.Duration) ([]trail.AuditEvent, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("no instance to interrupt")
 	}
-	now := s.clock.Now()
+	now := s.acct.Now()
 	s.mu.Lock()
 	s.advanceLocked(now)
 	for _, id := range ids {
@@ -69,7 +69,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]trail.Aud
 			in.ReclaimAt = now.Add(warning)
 			s.save(bucketInstances, in.ID, in)
 			s.scheduleDeadline(in)
-			waits = append(waits, s.recordAudit(&trail.AuditEvent{
+			waits = append(waits, s.acct.Record(&trail.AuditEvent{
 				Service: "ec2", Time: now, Action: ActionSpotWarning, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
 				Parameters: map[string]string{"InstanceId.1": in.ID, "InstanceAction": "terminate", "ReclaimAt": in.ReclaimAt.UTC().Format(time.RFC3339Nano)},
 			}))
@@ -100,7 +100,7 @@ func (s *Server) InterruptSpot(ids []string, warning time.Duration) ([]trail.Aud
 // reclaimSpotLocked takes a spot instance back now: shutting-down with the spot
 // termination reason, its billing stopped, a BidEvictedEvent in the audit trail (the
 // channel reports when it is on disk). Callers hold s.mu.
-func (s *Server) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*trail.AuditEvent, <-chan error) {
+func (s *Service) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*trail.AuditEvent, <-chan error) {
 	in.State = ec2.StateShuttingDown
 	in.ReclaimAt = time.Time{}
 	in.TerminateRequestedAt = now
@@ -117,11 +117,11 @@ func (s *Server) reclaimSpotLocked(in *ec2.Instance, now time.Time) (*trail.Audi
 		Parameters: map[string]string{"InstanceId.1": in.ID, "SpotInstanceRequestId": in.SpotRequestID},
 		Terminated: []string{in.ID},
 	}
-	return ev, s.recordAudit(ev)
+	return ev, s.acct.Record(ev)
 }
 
 // removePublished drops the images PublishRelease added. Callers hold s.mu.
-func (s *Server) removePublished() {
+func (s *Service) removePublished() {
 	for id, im := range s.model.Images {
 		if im.Published {
 			delete(s.model.Images, id)

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 // deleted_terminating until their instances are gone, then deleted.
 
 // fleetState is the fleet's state as of now. Callers hold s.mu.
-func (s *Server) fleetState(fl *ec2.Fleet) string {
+func (s *Service) fleetState(fl *ec2.Fleet) string {
 	if fl.State == "" {
 		return "active"
 	}
@@ -38,7 +38,7 @@ func errFleetNotFound(id string) *wire.Error {
 	return wire.BadRequest("InvalidFleetId.NotFound", "The fleet ID '%s' does not exist", id)
 }
 
-func (s *Server) describeFleets(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeFleets(c *call) (wire.Response, *wire.Error) {
 	attrs := wire.AttrTable[*ec2.Fleet]{}
 	for k, f := range fleetAttrs {
 		attrs[k] = f
@@ -64,7 +64,7 @@ func (s *Server) describeFleets(c *call) (wire.Response, *wire.Error) {
 // --- DescribeFleetInstances ---
 
 // describeFleetInstances is not a list: it takes one fleet and, for instant fleets, refuses.
-func (s *Server) describeFleetInstances(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeFleetInstances(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("FleetId")
 	if id == "" {
 		return nil, wire.Missing("FleetId")
@@ -81,7 +81,7 @@ func (s *Server) describeFleetInstances(c *call) (wire.Response, *wire.Error) {
 
 // --- DeleteFleets ---
 
-func (s *Server) deleteFleets(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteFleets(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("FleetId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("FleetId")
@@ -141,7 +141,7 @@ func (s *Server) deleteFleets(c *call) (wire.Response, *wire.Error) {
 
 // beginTermination moves an instance to shutting-down as TerminateInstances does.
 // Callers hold s.mu.
-func (s *Server) beginTermination(c *call, in *ec2.Instance) {
+func (s *Service) beginTermination(c *call, in *ec2.Instance) {
 	switch in.State {
 	case ec2.StatePending, ec2.StateRunning, ec2.StateStopping, ec2.StateStopped:
 	default:

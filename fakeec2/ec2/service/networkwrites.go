@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"slices"
@@ -14,7 +14,7 @@ import (
 
 var groupTagTypes = map[string]bool{"security-group": true}
 
-func (s *Server) createSecurityGroup(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createSecurityGroup(c *call) (wire.Response, *wire.Error) {
 	name, desc, vpcID := c.q.Str("GroupName"), c.q.Str("GroupDescription"), c.q.Str("VpcId")
 	switch {
 	case name == "":
@@ -59,7 +59,7 @@ func (s *Server) createSecurityGroup(c *call) (wire.Response, *wire.Error) {
 }
 
 // vpcOrDefault is the VPC named, or the default VPC when none is. Callers hold s.mu.
-func (s *Server) vpcOrDefault(id string) (*ec2.VPC, *wire.Error) {
+func (s *Service) vpcOrDefault(id string) (*ec2.VPC, *wire.Error) {
 	if id != "" {
 		if v := s.model.VPCs[id]; v != nil {
 			return v, nil
@@ -73,7 +73,7 @@ func (s *Server) vpcOrDefault(id string) (*ec2.VPC, *wire.Error) {
 }
 
 // defaultVPC is the account's default VPC (nil when it has none). Callers hold s.mu.
-func (s *Server) defaultVPC() *ec2.VPC {
+func (s *Service) defaultVPC() *ec2.VPC {
 	for _, v := range s.model.VPCs {
 		if v.IsDefault {
 			return v
@@ -82,7 +82,7 @@ func (s *Server) defaultVPC() *ec2.VPC {
 	return nil
 }
 
-func (s *Server) deleteSecurityGroup(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteSecurityGroup(c *call) (wire.Response, *wire.Error) {
 	id, name := c.q.Str("GroupId"), c.q.Str("GroupName")
 	if id == "" && name == "" {
 		return nil, wire.Missing("GroupId")
@@ -114,7 +114,7 @@ func (s *Server) deleteSecurityGroup(c *call) (wire.Response, *wire.Error) {
 
 // groupToDelete finds DeleteSecurityGroup's group: by ID, or by name in the default VPC.
 // Callers hold s.mu.
-func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *wire.Error) {
+func (s *Service) groupToDelete(id, name string) (*ec2.SecurityGroup, *wire.Error) {
 	if id != "" {
 		if !validID(id, "sg") {
 			return nil, wire.BadRequest("InvalidGroupId.Malformed", "Invalid id: \"%s\" (expecting \"sg-...\")", id)
@@ -136,7 +136,7 @@ func (s *Server) groupToDelete(id, name string) (*ec2.SecurityGroup, *wire.Error
 	return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist in default VPC '%s'", name, v.ID)
 }
 
-func (s *Server) deleteSubnet(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteSubnet(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("SubnetId")
 	if id == "" {
 		return nil, wire.Missing("SubnetId")
@@ -168,7 +168,7 @@ func (s *Server) deleteSubnet(c *call) (wire.Response, *wire.Error) {
 
 // interfacesWhere are the IDs of the network interfaces for which keep holds, sorted.
 // Callers hold s.mu.
-func (s *Server) interfacesWhere(keep func(*ec2.NetworkInterface) bool) []string {
+func (s *Service) interfacesWhere(keep func(*ec2.NetworkInterface) bool) []string {
 	var ids []string
 	for id, n := range s.model.ENIs {
 		if keep(n) {

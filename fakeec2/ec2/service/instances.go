@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -77,7 +77,7 @@ func tagsByType(specs []ec2.TagSpec, allowed map[string]bool) (map[string][]ec2.
 
 // resolveLaunch validates a launch and fills in defaults as EC2 does. subnetID and zone
 // come from the request, an override or the template. It changes nothing. Callers hold s.mu.
-func (s *Server) resolveLaunch(caller string, d ec2.LaunchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *wire.Error) {
+func (s *Service) resolveLaunch(caller string, d ec2.LaunchData, subnetID string, count int, allowedTags map[string]bool) (*launchSpec, *wire.Error) {
 	spec := &launchSpec{caller: caller, count: count, userData: d.UserData, keyName: d.KeyName,
 		noTerminate: d.DisableAPITerm != nil && *d.DisableAPITerm, noStop: d.DisableAPIStop != nil && *d.DisableAPIStop}
 	var err *wire.Error
@@ -106,7 +106,7 @@ func (s *Server) resolveLaunch(caller string, d ec2.LaunchData, subnetID string,
 }
 
 // resolveImageType checks the image, the instance type and that their architectures match.
-func (s *Server) resolveImageType(d ec2.LaunchData) (*ec2.Image, string, *wire.Error) {
+func (s *Service) resolveImageType(d ec2.LaunchData) (*ec2.Image, string, *wire.Error) {
 	if d.ImageID == "" {
 		return nil, "", wire.Missing("ImageId")
 	}
@@ -129,7 +129,7 @@ func (s *Server) resolveImageType(d ec2.LaunchData) (*ec2.Image, string, *wire.E
 
 // resolvePlacement picks the subnet: the request's or the first network interface's, else
 // the zone's default; it must have count free addresses.
-func (s *Server) resolvePlacement(d ec2.LaunchData, subnetID string, count int) (*ec2.Subnet, *wire.Error) {
+func (s *Service) resolvePlacement(d ec2.LaunchData, subnetID string, count int) (*ec2.Subnet, *wire.Error) {
 	if subnetID == "" && len(d.NetworkInterfaces) > 0 {
 		subnetID = d.NetworkInterfaces[0].SubnetID
 	}
@@ -157,7 +157,7 @@ func (s *Server) resolvePlacement(d ec2.LaunchData, subnetID string, count int) 
 
 // resolveGroups resolves the security groups (by ID, from the first network interface, or
 // by name in the subnet's VPC), defaulting to the VPC's default group.
-func (s *Server) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *wire.Error) {
+func (s *Service) resolveGroups(d ec2.LaunchData, sn *ec2.Subnet) ([]string, *wire.Error) {
 	groups := d.SecurityGroupIDs
 	if len(groups) == 0 && len(d.NetworkInterfaces) > 0 {
 		groups = d.NetworkInterfaces[0].Groups
@@ -218,7 +218,7 @@ func resolveMetadata(m *ec2.MetadataOptions) ec2.MetadataOptions {
 }
 
 // resolveProfile gives the instance profile's ARN (from its name if need be) and a stable ID.
-func (s *Server) resolveProfile(d ec2.LaunchData) (arn, id string) {
+func (s *Service) resolveProfile(d ec2.LaunchData) (arn, id string) {
 	switch {
 	case d.IAMProfileArn != "":
 		arn = d.IAMProfileArn
@@ -324,7 +324,7 @@ func (spec *launchSpec) policyCheck() authz.Launch {
 
 // createInstances launches spec.count instances in one reservation, each with its primary
 // ENI, its volumes and their ledger entries. Callers hold s.mu and have validated spec.
-func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instance {
+func (s *Service) createInstances(spec *launchSpec, now time.Time) []*ec2.Instance {
 	resID := s.newID("r")
 	zoneID, _ := s.zoneID(spec.subnet.Zone)
 	price := s.price(spec.instanceType, spec.subnet.Zone, spec.capacityType)
@@ -392,7 +392,7 @@ func (s *Server) createInstances(spec *launchSpec, now time.Time) []*ec2.Instanc
 
 // --- RunInstances ---
 
-func (s *Server) runInstances(c *call) (wire.Response, *wire.Error) {
+func (s *Service) runInstances(c *call) (wire.Response, *wire.Error) {
 	minC, okMin, err := c.q.Int("MinCount")
 	if err != nil {
 		return nil, err
@@ -447,7 +447,7 @@ func (s *Server) runInstances(c *call) (wire.Response, *wire.Error) {
 }
 
 // resolveAndCheck resolves a RunInstances launch and applies policy and capacity faults.
-func (s *Server) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, count int) (*launchSpec, *wire.Error) {
+func (s *Service) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, count int) (*launchSpec, *wire.Error) {
 	spec, e := s.resolveLaunch(c.caller, data, subnetID, count, launchTagTypes)
 	if e != nil {
 		return nil, e
@@ -471,7 +471,7 @@ func (s *Server) resolveAndCheck(c *call, data ec2.LaunchData, subnetID string, 
 	return spec, nil
 }
 
-func (s *Server) finishRun(c *call, spec *launchSpec, resp *wire.RunInstancesResponse) *wire.Error {
+func (s *Service) finishRun(c *call, spec *launchSpec, resp *wire.RunInstancesResponse) *wire.Error {
 	if c.dryRun {
 		return wire.DryRun()
 	}
@@ -493,7 +493,7 @@ func (s *Server) finishRun(c *call, spec *launchSpec, resp *wire.RunInstancesRes
 
 // checkInstanceIDs rejects malformed IDs, then reports the missing ones together.
 // Callers hold s.mu.
-func (s *Server) checkInstanceIDs(ids []string) *wire.Error {
+func (s *Service) checkInstanceIDs(ids []string) *wire.Error {
 	for _, id := range ids {
 		if !validID(id, "i") {
 			return wire.InstanceMalformed(id)
@@ -514,7 +514,7 @@ func (s *Server) checkInstanceIDs(ids []string) *wire.Error {
 	return wire.BadRequest(wire.CodeInvalidInstanceIDNotFound, "The instance IDs '%s' do not exist", strings.Join(missing, ", "))
 }
 
-func (s *Server) terminateInstances(c *call) (wire.Response, *wire.Error) {
+func (s *Service) terminateInstances(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -27,15 +27,15 @@ type eventBus struct {
 // DefaultSpotWarning is how long before reclaiming a spot instance EC2 warns: two minutes.
 const DefaultSpotWarning = 2 * time.Minute
 
-// startEvents starts delivering events to the interruption queue.
-func (s *Server) startEvents() {
+// StartEvents starts delivering EC2's events to the account (Account.SendEvent).
+func (s *Service) StartEvents() {
 	s.bus = &eventBus{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go s.deliverLoop(s.bus)
 }
 
 // deliverEvent queues an EventBridge document for the interruption queue.
-func (s *Server) deliverEvent(doc string) {
-	if s.interruptionQueue == "" || s.bus == nil {
+func (s *Service) deliverEvent(doc string) {
+	if s.bus == nil {
 		return
 	}
 	b := s.bus
@@ -48,7 +48,7 @@ func (s *Server) deliverEvent(doc string) {
 	}
 }
 
-func (s *Server) deliverLoop(b *eventBus) {
+func (s *Service) deliverLoop(b *eventBus) {
 	defer close(b.done)
 	for {
 		select {
@@ -61,21 +61,21 @@ func (s *Server) deliverLoop(b *eventBus) {
 	}
 }
 
-func (s *Server) drainEvents(b *eventBus) {
+func (s *Service) drainEvents(b *eventBus) {
 	b.mu.Lock()
 	docs := b.pending
 	b.pending = nil
 	b.mu.Unlock()
 	for _, d := range docs {
-		if err := s.svc.sqs.Send(s.interruptionQueue, d); err != nil {
-			s.log.Warn("delivering an EC2 event to the interruption queue", "queue", s.interruptionQueue, "error", err)
+		if err := s.acct.SendEvent(d); err != nil {
+			s.log.Warn("delivering an EC2 event to the interruption queue", "error", err)
 		}
 	}
 }
 
-// stopEvents delivers what is pending and stops the bus; Close then drops it under the
+// StopEvents delivers what is pending and stops the bus; Detach then drops it under the
 // store lock, so a straggling handler raises into nothing rather than a closed bus.
-func (s *Server) stopEvents() {
+func (s *Service) StopEvents() {
 	s.mu.RLock()
 	b := s.bus
 	s.mu.RUnlock()
@@ -99,11 +99,11 @@ const (
 // on its own: the document reaches the interruption queue and the audit trail records it
 // as the service's. Nothing else changes: a rebalance recommendation or a scheduled
 // retirement is advice, and acting on it is Karpenter's job.
-func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]trail.AuditEvent, error) {
+func (s *Service) RaiseEvent(kind EventKind, ids []string) ([]trail.AuditEvent, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("no instance to raise %s for", kind)
 	}
-	now := s.clock.Now()
+	now := s.acct.Now()
 	s.mu.Lock()
 	s.advanceLocked(now)
 	for _, id := range ids {
@@ -144,8 +144,15 @@ func (s *Server) RaiseEvent(kind EventKind, ids []string) ([]trail.AuditEvent, e
 	s.mu.Unlock()
 	ev := &trail.AuditEvent{Service: "ec2", Time: now, Action: action, Caller: AWSServiceCaller, RequestID: s.ids.NewID(""),
 		Parameters: map[string]string{"InstanceIds": fmt.Sprint(ids)}}
-	if err := <-s.recordAudit(ev); err != nil {
+	if err := <-s.acct.Record(ev); err != nil {
 		return nil, fmt.Errorf("recording the event: %w", err)
 	}
 	return []trail.AuditEvent{*ev}, nil
+}
+
+// noteStateChange tells the account an instance moved to state ("pending", "running",
+// "stopping", "stopped", "shutting-down", "terminated") at at: EventBridge's EC2 Instance
+// State-change Notification, delivered to the interruption queue. Callers hold s.mu.
+func (s *Service) noteStateChange(in *ec2.Instance, state string, at time.Time) {
+	s.deliverEvent(events.StateChange(s.account, s.region, in.ID, at, state))
 }

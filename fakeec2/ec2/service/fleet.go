@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ type fleetRequest struct {
 
 // createFleet emulates an instant fleet: parse, plan the pools (fleetplan.go), launch the
 // plan, answer it.
-func (s *Server) createFleet(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createFleet(c *call) (wire.Response, *wire.Error) {
 	req, err := parseCreateFleet(c)
 	if err != nil {
 		return nil, err

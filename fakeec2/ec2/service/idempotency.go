@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ type idempotentRecord struct {
 }
 
 // idempotentAnswer returns the stored answer for key, re-stamped with requestID.
-func (s *Server) idempotentAnswer(key, requestID string) ([]byte, bool) {
+func (s *Service) idempotentAnswer(key, requestID string) ([]byte, bool) {
 	s.idemMu.Lock()
 	defer s.idemMu.Unlock()
 	rec, ok := s.idem[key]
@@ -34,7 +34,7 @@ func (s *Server) idempotentAnswer(key, requestID string) ([]byte, bool) {
 // rememberIdempotent stores a successful mutating answer under its ClientToken key. It is
 // queued for disk before the response is released (ServeHTTP waits on the audit record,
 // queued after it), so a retry after a crash still finds it.
-func (s *Server) rememberIdempotent(key, requestID string, body []byte) {
+func (s *Service) rememberIdempotent(key, requestID string, body []byte) {
 	s.idemMu.Lock()
 	defer s.idemMu.Unlock()
 	s.idemSeq++
@@ -57,7 +57,7 @@ func (s *Server) rememberIdempotent(key, requestID string, body []byte) {
 	s.persist.Enqueue(ops)
 }
 
-func (s *Server) loadIdempotency() error {
+func (s *Service) loadIdempotency() error {
 	var recs []*idempotentRecord
 	if err := statefile.LoadJSON(s.persist, bucketIdempotency, func(r *idempotentRecord) { recs = append(recs, r) }); err != nil {
 		return err
@@ -74,7 +74,7 @@ func (s *Server) loadIdempotency() error {
 }
 
 // resetIdempotency forgets every token; callers hold s.mu (for the pending ops).
-func (s *Server) resetIdempotency() {
+func (s *Service) resetIdempotency() {
 	s.idemMu.Lock()
 	defer s.idemMu.Unlock()
 	for _, k := range s.idemOrder {

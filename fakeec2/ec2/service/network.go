@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ const (
 
 // seedDefaults creates the default VPC (10.0.0.0/16), one /19 subnet per zone, the VPC's
 // default security group, the node security group and the AL2023 images. Callers hold s.mu.
-func (s *Server) seedDefaults() {
+func (s *Service) seedDefaults() {
 	v := &ec2.VPC{Seq: s.nextSeq(), ID: s.newID("vpc"), CIDR: "10.0.0.0/16", IsDefault: true,
 		Tags: []ec2.Tag{{Key: "Name", Value: "ziba-production"}}}
 	s.model.VPCs[v.ID] = v
@@ -46,7 +46,7 @@ func (s *Server) seedDefaults() {
 	s.seedImages()
 }
 
-func (s *Server) zoneID(zone string) (string, bool) {
+func (s *Service) zoneID(zone string) (string, bool) {
 	for _, z := range s.zones {
 		if z.Name == zone {
 			return z.ID, true
@@ -56,7 +56,7 @@ func (s *Server) zoneID(zone string) (string, bool) {
 }
 
 // privateDNS is EC2's internal host name for an address (ip-10-0-1-23.eu-west-2.compute.internal).
-func (s *Server) privateDNS(ip string) string {
+func (s *Service) privateDNS(ip string) string {
 	return "ip-" + strings.ReplaceAll(ip, ".", "-") + "." + s.region + ".compute.internal"
 }
 
@@ -71,7 +71,7 @@ var vpcAttrs = wire.AttrTable[*ec2.VPC]{
 	"owner-id":   func(v *ec2.VPC) []string { return nil },
 }
 
-func (s *Server) describeVpcs(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeVpcs(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.VPC]{Attrs: vpcAttrs, Tags: func(v *ec2.VPC) []ec2.Tag { return v.Tags },
 		Min: 5, Max: 1000, IDParam: "VpcId", Seq: func(v *ec2.VPC) uint64 { return v.Seq }})
 	if err != nil {
@@ -115,7 +115,7 @@ var subnetAttrs = wire.AttrTable[*ec2.Subnet]{
 	},
 }
 
-func (s *Server) describeSubnets(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeSubnets(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Subnet]{Attrs: subnetAttrs, Tags: func(x *ec2.Subnet) []ec2.Tag { return x.Tags },
 		Min: 5, Max: 1000, IDParam: "SubnetId", Seq: func(x *ec2.Subnet) uint64 { return x.Seq }})
 	if err != nil {
@@ -142,7 +142,7 @@ var groupAttrs = wire.AttrTable[*ec2.SecurityGroup]{
 	"owner-id":    func(g *ec2.SecurityGroup) []string { return nil },
 }
 
-func (s *Server) describeSecurityGroups(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeSecurityGroups(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.SecurityGroup]{Attrs: groupAttrs, Tags: func(g *ec2.SecurityGroup) []ec2.Tag { return g.Tags },
 		Min: 5, Max: 1000, IDParam: "GroupId", NameParam: "GroupName", ByName: s.groupByName,
 		Seq: func(g *ec2.SecurityGroup) uint64 { return g.Seq }})
@@ -161,7 +161,7 @@ func (s *Server) describeSecurityGroups(c *call) (wire.Response, *wire.Error) {
 }
 
 // groupByName finds a security group by name in any VPC. Callers hold s.mu.
-func (s *Server) groupByName(name string) (*ec2.SecurityGroup, *wire.Error) {
+func (s *Service) groupByName(name string) (*ec2.SecurityGroup, *wire.Error) {
 	var found *ec2.SecurityGroup
 	for _, g := range s.model.Groups {
 		if g.Name == name {
@@ -189,7 +189,7 @@ var zoneAttrs = wire.AttrTable[zoneInfo]{
 
 func regionOf(zone string) string { return strings.TrimRight(zone, "abcdefghijklmnopqrstuvwxyz") }
 
-func (s *Server) describeAvailabilityZones(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeAvailabilityZones(c *call) (wire.Response, *wire.Error) {
 	zids := c.q.Strs("ZoneId")
 	zones, pos := map[string]zoneInfo{}, map[string]uint64{}
 	for i, z := range s.zones {

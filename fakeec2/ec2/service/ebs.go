@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"container/heap"
@@ -39,7 +39,7 @@ func errVolumeNotFound(id string) *wire.Error {
 }
 
 // findVolume returns a volume that is not being deleted. Callers hold s.mu.
-func (s *Server) findVolume(id string) (*ec2.Volume, *wire.Error) {
+func (s *Service) findVolume(id string) (*ec2.Volume, *wire.Error) {
 	if id == "" {
 		return nil, wire.Missing("VolumeId")
 	}
@@ -82,7 +82,7 @@ func attachDOT(v *ec2.Volume) []string {
 	return wire.One(wire.FormatBool(v.DeleteOnTermination))
 }
 
-func (s *Server) describeVolumes(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeVolumes(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Volume]{Attrs: volumeAttrs, Tags: func(v *ec2.Volume) []ec2.Tag { return v.Tags },
 		Min: 5, Max: 500, IDParam: "VolumeId", WithMax: wire.SetWithMax("volumeSet"), Seq: func(v *ec2.Volume) uint64 { return v.Seq }})
 	if err != nil {
@@ -155,7 +155,7 @@ func parseCreateVolume(q *wire.Query) (volumeRequest, *wire.Error) {
 	return r, nil
 }
 
-func (s *Server) createVolume(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createVolume(c *call) (wire.Response, *wire.Error) {
 	r, err := parseCreateVolume(c.q)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (s *Server) createVolume(c *call) (wire.Response, *wire.Error) {
 
 // newVolume creates the volume r asks for, in zone zoneID, and starts billing it. Callers
 // hold s.mu.
-func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume {
+func (s *Service) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume {
 	v := &ec2.Volume{Seq: s.nextSeq(), ID: s.newID("vol"), Zone: r.zone, ZoneID: zoneID, Type: r.typ, SizeGiB: int32(r.size),
 		Iops: int32(r.iops), Throughput: int32(r.throughput), Encrypted: r.encrypted || r.kms != "", KMSKeyID: r.kms,
 		SnapshotID: r.snapID, State: ec2.VolCreating, CreateTime: c.now, Until: c.now.Add(s.volumeDelay),
@@ -237,7 +237,7 @@ func (s *Server) newVolume(c *call, r volumeRequest, zoneID string) *ec2.Volume 
 
 // --- AttachVolume / DetachVolume ---
 
-func (s *Server) attachVolume(c *call) (wire.Response, *wire.Error) {
+func (s *Service) attachVolume(c *call) (wire.Response, *wire.Error) {
 	vid, iid, dev := c.q.Str("VolumeId"), c.q.Str("InstanceId"), c.q.Str("Device")
 	switch {
 	case vid == "":
@@ -279,7 +279,7 @@ func (s *Server) attachVolume(c *call) (wire.Response, *wire.Error) {
 	return resp, nil
 }
 
-func (s *Server) detachVolume(c *call) (wire.Response, *wire.Error) {
+func (s *Service) detachVolume(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	if vid == "" {
 		return nil, wire.Missing("VolumeId")
@@ -314,7 +314,7 @@ func (s *Server) detachVolume(c *call) (wire.Response, *wire.Error) {
 }
 
 // finishDetach frees the volume from its instance. Callers hold s.mu.
-func (s *Server) finishDetach(v *ec2.Volume) {
+func (s *Service) finishDetach(v *ec2.Volume) {
 	if in := s.model.Instances[v.InstanceID]; in != nil {
 		out := in.Volumes[:0:0]
 		for _, av := range in.Volumes {
@@ -331,7 +331,7 @@ func (s *Server) finishDetach(v *ec2.Volume) {
 
 // --- DeleteVolume ---
 
-func (s *Server) deleteVolume(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteVolume(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	aerr := s.mutate(c, func() *wire.Error {
 		v, e := s.findVolume(vid)
@@ -359,7 +359,7 @@ func (s *Server) deleteVolume(c *call) (wire.Response, *wire.Error) {
 
 // --- ModifyVolume / DescribeVolumesModifications ---
 
-func (s *Server) modifyVolume(c *call) (wire.Response, *wire.Error) {
+func (s *Service) modifyVolume(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	size, hasSize, err := c.q.Int("Size")
 	if err != nil {
@@ -440,7 +440,7 @@ var volumeModAttrs = wire.AttrTable[*ec2.Volume]{
 	"start-time": func(v *ec2.Volume) []string { return wire.One(wire.FormatTime(v.Mod.Start)) },
 }
 
-func (s *Server) describeVolumesModifications(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeVolumesModifications(c *call) (wire.Response, *wire.Error) {
 	now := c.now
 	attrs := wire.AttrTable[*ec2.Volume]{}
 	for k, f := range volumeModAttrs {
@@ -483,14 +483,14 @@ func (s *Server) describeVolumesModifications(c *call) (wire.Response, *wire.Err
 
 // --- deadlines ---
 
-func (s *Server) scheduleVolume(v *ec2.Volume) {
+func (s *Service) scheduleVolume(v *ec2.Volume) {
 	if !v.Until.IsZero() {
 		heap.Push(&s.deadlines, deadline{at: v.Until, id: v.ID})
 	}
 }
 
 // scheduleEBSDeadlines re-arms the volume and snapshot transitions of a loaded state.
-func (s *Server) scheduleEBSDeadlines() {
+func (s *Service) scheduleEBSDeadlines() {
 	for _, v := range s.model.Volumes {
 		s.scheduleVolume(v)
 	}
@@ -503,7 +503,7 @@ func (s *Server) scheduleEBSDeadlines() {
 
 // advanceEBS ends the volume or snapshot transition d stands for; false when d is not
 // an EBS deadline. Callers hold s.mu.
-func (s *Server) advanceEBS(d deadline, now time.Time) bool {
+func (s *Service) advanceEBS(d deadline, now time.Time) bool {
 	switch {
 	case strings.HasPrefix(d.id, "vol-"):
 		v := s.model.Volumes[d.id]

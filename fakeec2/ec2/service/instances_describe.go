@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"github.com/karplab/karplab/fakeec2/ec2"
@@ -64,7 +64,7 @@ var instanceAttrs = wire.AttrTable[*ec2.Instance]{
 
 // describeInstances keeps its own shape: it answers reservations, and narrows by the tag
 // index before filtering.
-func (s *Server) describeInstances(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeInstances(c *call) (wire.Response, *wire.Error) {
 	fs, err := c.q.Filters()
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ var instanceStatusAttrs = wire.AttrTable[*ec2.Instance]{
 
 func noValues(*ec2.Instance) []string { return nil }
 
-func (s *Server) describeInstanceStatus(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeInstanceStatus(c *call) (wire.Response, *wire.Error) {
 	var all bool
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.Instance]{Attrs: instanceStatusAttrs, Min: 5, Max: 1000,
 		Params: func(q *wire.Query) (e *wire.Error) {
@@ -161,7 +161,7 @@ func (s *Server) describeInstanceStatus(c *call) (wire.Response, *wire.Error) {
 
 // --- DescribeInstanceAttribute ---
 
-func (s *Server) describeInstanceAttribute(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeInstanceAttribute(c *call) (wire.Response, *wire.Error) {
 	id, attr := c.q.Str("InstanceId"), c.q.Str("Attribute")
 	if id == "" {
 		return nil, wire.Missing("InstanceId")

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"sort"
@@ -18,7 +18,7 @@ type taggable struct {
 }
 
 // findTaggable resolves an ID to its resource by prefix. Callers hold s.mu.
-func (s *Server) findTaggable(id string) (*taggable, *wire.Error) {
+func (s *Service) findTaggable(id string) (*taggable, *wire.Error) {
 	prefix, _, ok := strings.Cut(id, "-")
 	if !ok {
 		return nil, wire.BadRequest(wire.CodeInvalidID, "The ID '%s' is not valid", id)
@@ -84,7 +84,7 @@ func (s *Server) findTaggable(id string) (*taggable, *wire.Error) {
 	return nil, wire.BadRequest(wire.CodeInvalidID, "The ID '%s' is not valid", id)
 }
 
-func (s *Server) allTaggables() []*taggable {
+func (s *Service) allTaggables() []*taggable {
 	var out []*taggable
 	for _, r := range s.model.Instances {
 		out = append(out, &taggable{r.ID, "instance", r.Seq, &r.Tags, bucketInstances, r})
@@ -164,7 +164,7 @@ func launchSystemTags(spec *launchSpec) (instance, volume []ec2.Tag) {
 	return instance, volume
 }
 
-func (s *Server) createTags(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createTags(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("ResourceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("ResourceId")
@@ -216,7 +216,7 @@ func (s *Server) createTags(c *call) (wire.Response, *wire.Error) {
 	return &wire.PlainResponse{Return: true}, nil
 }
 
-func (s *Server) deleteTags(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteTags(c *call) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("ResourceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("ResourceId")
@@ -299,7 +299,7 @@ func compileTagFilters(fs []wire.Filter) (func(tagRow) bool, *wire.Error) {
 	return func(r tagRow) bool { return resPred(r.res) && pred(r) }, nil
 }
 
-func (s *Server) describeTags(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeTags(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[tagRow]{Compile: compileTagFilters, Min: 5, Max: 1000,
 		Seq: func(r tagRow) uint64 { return r.seq }})
 	if err != nil {

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"github.com/karplab/karplab/fakeec2/ec2"
@@ -27,7 +27,7 @@ var imageAttrs = wire.AttrTable[*ec2.Image]{
 	},
 }
 
-func (s *Server) describeImages(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeImages(c *call) (wire.Response, *wire.Error) {
 	owners := c.q.Strs("Owner")
 	ownerOK := func(im *ec2.Image) bool {
 		if len(owners) == 0 {

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -199,7 +199,7 @@ func mergeLaunchData(base, over ec2.LaunchData) ec2.LaunchData {
 }
 
 // findTemplate resolves a template by ID or name. Callers hold s.mu.
-func (s *Server) findTemplate(id, name string) (*ec2.LaunchTemplate, *wire.Error) {
+func (s *Service) findTemplate(id, name string) (*ec2.LaunchTemplate, *wire.Error) {
 	switch {
 	case id != "":
 		if !validID(id, "lt") {
@@ -242,7 +242,7 @@ func templateVersion(lt *ec2.LaunchTemplate, v string) (*ec2.LaunchTemplateVersi
 	return ver, nil
 }
 
-func (s *Server) createdBy(caller string) string {
+func (s *Service) createdBy(caller string) string {
 	return fmt.Sprintf("arn:aws:iam::%s:user/%s", s.account, caller)
 }
 
@@ -250,7 +250,7 @@ func (s *Server) createdBy(caller string) string {
 
 var templateTagTypes = map[string]bool{"launch-template": true}
 
-func (s *Server) createLaunchTemplate(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 	name := c.q.Str("LaunchTemplateName")
 	if name == "" {
 		return nil, wire.Missing("LaunchTemplateName")
@@ -301,7 +301,7 @@ func (s *Server) createLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 
 // validateTemplateRefs checks what AWS checks when a template is stored: the image and
 // security groups it names exist. Callers hold s.mu.
-func (s *Server) validateTemplateRefs(d ec2.LaunchData) *wire.Error {
+func (s *Service) validateTemplateRefs(d ec2.LaunchData) *wire.Error {
 	if d.ImageID != "" && s.model.Images[d.ImageID] == nil {
 		return wire.BadRequest(wire.CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", d.ImageID)
 	}
@@ -316,7 +316,7 @@ func (s *Server) validateTemplateRefs(d ec2.LaunchData) *wire.Error {
 	return nil
 }
 
-func (s *Server) createLaunchTemplateVersion(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createLaunchTemplateVersion(c *call) (wire.Response, *wire.Error) {
 	dq := c.q.Get("LaunchTemplateData")
 	if dq == nil {
 		return nil, wire.Missing("LaunchTemplateData")
@@ -373,7 +373,7 @@ func dedupeTagSpecs(specs []ec2.TagSpec) []ec2.TagSpec {
 	return out
 }
 
-func (s *Server) deleteLaunchTemplate(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteLaunchTemplate(c *call) (wire.Response, *wire.Error) {
 	resp := &wire.LaunchTemplateResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
 		lt, e := s.findTemplate(c.q.Str("LaunchTemplateId"), c.q.Str("LaunchTemplateName"))
@@ -404,7 +404,7 @@ var ltAttrs = wire.AttrTable[*ec2.LaunchTemplate]{
 	"create-time":          func(lt *ec2.LaunchTemplate) []string { return wire.One(wire.FormatTime(lt.CreateTime)) },
 }
 
-func (s *Server) describeLaunchTemplates(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeLaunchTemplates(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[*ec2.LaunchTemplate]{Attrs: ltAttrs, Tags: func(lt *ec2.LaunchTemplate) []ec2.Tag { return lt.Tags },
 		Min: 1, Max: 200, IDParam: "LaunchTemplateId", NameParam: "LaunchTemplateName",
 		WithMax: "The parameter MaxResults cannot be used with LaunchTemplateIds or LaunchTemplateNames.",
@@ -444,7 +444,7 @@ var ltVersionAttrs = wire.AttrTable[ltVersionRow]{
 	"create-time":        func(x ltVersionRow) []string { return wire.One(wire.FormatTime(x.v.CreateTime)) },
 }
 
-func (s *Server) describeLaunchTemplateVersions(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeLaunchTemplateVersions(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[ltVersionRow]{Attrs: ltVersionAttrs, Min: 1, Max: 200,
 		Seq: func(x ltVersionRow) uint64 { return x.seq }})
 	if err != nil {

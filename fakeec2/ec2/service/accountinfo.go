@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ var regionAttrs = wire.AttrTable[regionRow]{
 	"opt-in-status": func(r regionRow) []string { return wire.One(r.status) },
 }
 
-func (s *Server) describeRegions(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeRegions(c *call) (wire.Response, *wire.Error) {
 	var all bool
 	req, err := wire.ParseDescribe(c.q, wire.Describe[regionRow]{Attrs: regionAttrs, NoPaging: true,
 		Params: func(q *wire.Query) (e *wire.Error) {
@@ -74,7 +74,7 @@ func (s *Server) describeRegions(c *call) (wire.Response, *wire.Error) {
 
 // --- DescribeAccountAttributes ---
 
-func (s *Server) describeAccountAttributes(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeAccountAttributes(c *call) (wire.Response, *wire.Error) {
 	s.mu.RLock()
 	defVPC := "none"
 	if v := s.defaultVPC(); v != nil {
@@ -122,7 +122,7 @@ func describeNone(c *call, d wire.Describe[struct{}], idNotFound func(string) *w
 
 func noTags(struct{}) []ec2.Tag { return nil }
 
-func (s *Server) describeKeyPairs(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeKeyPairs(c *call) (wire.Response, *wire.Error) {
 	notFound := func(name string) *wire.Error {
 		return wire.BadRequest("InvalidKeyPair.NotFound", "The key pair '%s' does not exist", name)
 	}
@@ -138,7 +138,7 @@ func (s *Server) describeKeyPairs(c *call) (wire.Response, *wire.Error) {
 	return &wire.DescribeKeyPairsResponse{}, nil
 }
 
-func (s *Server) describeAddresses(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeAddresses(c *call) (wire.Response, *wire.Error) {
 	attrs := wire.NoneTable[struct{}]("allocation-id", "association-id", "domain", "instance-id", "network-border-group",
 		"network-interface-id", "network-interface-owner-id", "private-ip-address", "public-ip")
 	if err := describeNone(c, wire.Describe[struct{}]{Attrs: attrs, Tags: noTags, NoPaging: true,
@@ -162,7 +162,7 @@ func (s *Server) describeAddresses(c *call) (wire.Response, *wire.Error) {
 // (tag-key and tag-value come with the tags).
 var placementGroupFilters = wire.NoneTable[struct{}]("group-name", "group-arn", "spread-level", "state", "strategy")
 
-func (s *Server) describePlacementGroups(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describePlacementGroups(c *call) (wire.Response, *wire.Error) {
 	err := describeNone(c, wire.Describe[struct{}]{Attrs: placementGroupFilters, Tags: noTags, NoPaging: true,
 		IDParam: "GroupId", NameParam: "GroupName",
 		CheckIDs: func(ids []string) *wire.Error {
@@ -200,7 +200,7 @@ func hexID(prefix, from string) string {
 }
 
 // routeTables are the VPCs' main route tables. Callers hold s.mu.
-func (s *Server) routeTables() map[string]routeTable {
+func (s *Service) routeTables() map[string]routeTable {
 	out := map[string]routeTable{}
 	for _, v := range s.model.VPCs {
 		rt := routeTable{seq: v.Seq, id: hexID("rtb", v.ID), assocID: hexID("rtbassoc", v.ID), vpcID: v.ID, vpcCIDR: v.CIDR}
@@ -233,7 +233,7 @@ var routeTableAttrs = wire.AttrTable[routeTable]{
 	"association.carrier-gateway-id":         func(r routeTable) []string { return nil },
 }
 
-func (s *Server) describeRouteTables(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeRouteTables(c *call) (wire.Response, *wire.Error) {
 	attrs := wire.AttrTable[routeTable]{}
 	for k, f := range routeTableAttrs {
 		attrs[k] = f

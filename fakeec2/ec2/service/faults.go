@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"fmt"
@@ -70,7 +70,7 @@ func (f Fault) matchesAction(action string) bool {
 }
 
 // applyRequestFaults sleeps for latency faults and throttles; it runs before the handler.
-func (s *Server) applyRequestFaults(c *call) *wire.Error {
+func (s *Service) applyRequestFaults(c *call) *wire.Error {
 	var sleep time.Duration
 	var throttled *Fault
 	s.mu.Lock()
@@ -118,7 +118,7 @@ func (s *Server) applyRequestFaults(c *call) *wire.Error {
 
 // capacityFault returns the insufficient-capacity fault hitting a launch, if any.
 // Callers hold s.mu.
-func (s *Server) capacityFault(instanceType, zone, capacityType string) *Fault {
+func (s *Service) capacityFault(instanceType, zone, capacityType string) *Fault {
 	for i := range s.faults {
 		f := &s.faults[i]
 		if f.Kind != FaultInsufficientCapacity {
@@ -134,14 +134,14 @@ func (s *Server) capacityFault(instanceType, zone, capacityType string) *Fault {
 }
 
 // leakFault returns the leak fault for an instance being terminated, if any.
-func (s *Server) leakFault(instanceID string) *Fault { return s.instanceFault(FaultLeak, instanceID) }
+func (s *Service) leakFault(instanceID string) *Fault { return s.instanceFault(FaultLeak, instanceID) }
 
 // eniLeakFault returns the leak-enis fault for an instance being terminated, if any.
-func (s *Server) eniLeakFault(instanceID string) *Fault {
+func (s *Service) eniLeakFault(instanceID string) *Fault {
 	return s.instanceFault(FaultLeakENIs, instanceID)
 }
 
-func (s *Server) instanceFault(kind, instanceID string) *Fault {
+func (s *Service) instanceFault(kind, instanceID string) *Fault {
 	for i := range s.faults {
 		f := &s.faults[i]
 		if f.Kind != kind {
@@ -160,7 +160,7 @@ func (s *Server) instanceFault(kind, instanceID string) *Fault {
 }
 
 // consumeFault counts one firing of f; callers hold s.mu and save meta.
-func (s *Server) consumeFault(f *Fault) {
+func (s *Service) consumeFault(f *Fault) {
 	if f.Remaining <= 0 {
 		return
 	}
@@ -170,7 +170,7 @@ func (s *Server) consumeFault(f *Fault) {
 	}
 }
 
-func (s *Server) dropFault(id string) {
+func (s *Service) dropFault(id string) {
 	out := s.faults[:0]
 	for _, f := range s.faults {
 		if f.ID != id {
@@ -181,14 +181,14 @@ func (s *Server) dropFault(id string) {
 }
 
 // Faults returns the active faults.
-func (s *Server) Faults() []Fault {
+func (s *Service) Faults() []Fault {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return append([]Fault{}, s.faults...)
 }
 
 // SetFault adds a fault and returns it with its ID.
-func (s *Server) SetFault(f Fault) (Fault, error) {
+func (s *Service) SetFault(f Fault) (Fault, error) {
 	if err := f.validate(); err != nil {
 		return Fault{}, err
 	}
@@ -201,7 +201,7 @@ func (s *Server) SetFault(f Fault) (Fault, error) {
 	return f, <-wait
 }
 
-func (s *Server) newFaultID() string {
+func (s *Service) newFaultID() string {
 	for n := len(s.faults) + 1; ; n++ {
 		id := fmt.Sprintf("fault-%d", n)
 		used := false
@@ -215,7 +215,7 @@ func (s *Server) newFaultID() string {
 }
 
 // ClearFaults removes the fault with id, or all faults when id is "".
-func (s *Server) ClearFaults(id string) error {
+func (s *Service) ClearFaults(id string) error {
 	s.mu.Lock()
 	if id == "" {
 		s.faults = nil

@@ -1,4 +1,4 @@
-package fakeec2
+package service
 
 import (
 	"container/heap"
@@ -29,7 +29,7 @@ type snapView struct {
 }
 
 // snapViews are the snapshots DescribeSnapshots knows, by ID. Callers hold s.mu.
-func (s *Server) snapViews() map[string]snapView {
+func (s *Service) snapViews() map[string]snapView {
 	out := map[string]snapView{}
 	for _, im := range s.model.Images {
 		if im.RootSnapshotID == "" {
@@ -46,7 +46,7 @@ func (s *Server) snapViews() map[string]snapView {
 
 // snapshotSize is the size and encryption of a snapshot a volume may be created from.
 // Callers hold s.mu.
-func (s *Server) snapshotSize(id string) (int32, bool, *wire.Error) {
+func (s *Service) snapshotSize(id string) (int32, bool, *wire.Error) {
 	v, ok := s.snapViews()[id]
 	if !ok {
 		return 0, false, errSnapshotNotFound(id)
@@ -68,7 +68,7 @@ func errSnapshotNotFound(id string) *wire.Error {
 
 var snapshotTagTypes = map[string]bool{"snapshot": true}
 
-func (s *Server) createSnapshot(c *call) (wire.Response, *wire.Error) {
+func (s *Service) createSnapshot(c *call) (wire.Response, *wire.Error) {
 	vid := c.q.Str("VolumeId")
 	tags, err := specTags(c.q, snapshotTagTypes)
 	if err != nil {
@@ -125,7 +125,7 @@ var snapAttrs = wire.AttrTable[snapView]{
 	"storage-tier": func(v snapView) []string { return wire.One(v.x.StorageTier) },
 }
 
-func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
+func (s *Service) describeSnapshots(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[snapView]{Attrs: snapAttrs, Tags: func(v snapView) []ec2.Tag { return v.tags },
 		Min: 5, Max: 1000, IDParam: "SnapshotId", Seq: func(v snapView) uint64 { return v.seq }})
 	if err != nil {
@@ -155,7 +155,7 @@ func (s *Server) describeSnapshots(c *call) (wire.Response, *wire.Error) {
 
 // --- DeleteSnapshot ---
 
-func (s *Server) deleteSnapshot(c *call) (wire.Response, *wire.Error) {
+func (s *Service) deleteSnapshot(c *call) (wire.Response, *wire.Error) {
 	id := c.q.Str("SnapshotId")
 	if id == "" {
 		return nil, wire.Missing("SnapshotId")
