@@ -138,7 +138,7 @@ func adminAction[T any](w http.ResponseWriter, r *http.Request, do func(T) (any,
 }
 
 func (s *Server) serveAdminHealth(w http.ResponseWriter, _ *http.Request) {
-	n := s.ec2.Instances()
+	n := s.ec2.InstanceCount()
 	writeJSON(w, http.StatusOK, Health{Status: "ok", Region: s.region, Zones: s.Zones(), Time: s.clock.Now(),
 		Instances: n, Persisted: s.persist != nil})
 }

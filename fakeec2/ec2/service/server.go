@@ -30,8 +30,9 @@ type Config struct {
 	// terminating one stays shutting-down; TerminatedRetention how long terminated
 	// instances stay describable; VolumeDelay how long EBS transitions take.
 	BootDelay, ShutdownDelay, TerminatedRetention, VolumeDelay time.Duration
-	IDs                                                        account.IDGenerator
-	Log                                                        *slog.Logger
+
+	IDs account.IDGenerator
+	Log *slog.Logger // nil: discard
 	// State is the account's state file; nil keeps EC2's records in memory.
 	State *statefile.File
 }
@@ -74,8 +75,8 @@ type Service struct {
 	types           map[string]*ec2.InstanceTypeInfo // into catalog
 	typeNames       []string
 
-	mu        sync.RWMutex // guards everything below, and pending
-	persist   *statefile.File
+	mu        sync.RWMutex    // guards everything below, and pending
+	persist   *statefile.File // also read under idemMu: Detach clears it under both
 	bootDelay time.Duration
 	pending   []statefile.Op
 	seq       uint64
@@ -277,8 +278,8 @@ func (s *Service) Zones() []string {
 	return out
 }
 
-// Instances counts the instances EC2 knows, terminated ones included.
-func (s *Service) Instances() int {
+// InstanceCount counts the instances EC2 knows, terminated ones included.
+func (s *Service) InstanceCount() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return len(s.model.Instances)
