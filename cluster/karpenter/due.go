@@ -38,7 +38,8 @@ type Due struct {
 // arithmetic of the core controllers that take them, so a skip over that span triggers
 // exactly these: expiry (creationTimestamp + expireAfter; pass creation times in lab time,
 // as Karpenter reads them), consolidatable (lastPodEventTime, or the Initialized
-// transition, + the pool's consolidateAfter), and the liveness timeouts.
+// transition, + the pool's consolidateAfter, unless the claim is consolidatable since),
+// and the liveness timeouts.
 // A NodeClaim being deleted has nothing more to come due.
 func DueBetween(claims []karpv1.NodeClaim, pools []karpv1.NodePool, from, to time.Time) []Due {
 	poolByName := map[string]*karpv1.NodePool{}
@@ -62,12 +63,7 @@ func DueBetween(claims []karpv1.NodeClaim, pools []karpv1.NodePool, from, to tim
 		}
 		conds := nc.StatusConditions()
 		if pool := poolByName[nc.Labels[karpv1.NodePoolLabelKey]]; pool != nil && pool.Spec.Disruption.ConsolidateAfter.Duration != nil {
-			init := conds.Get(karpv1.ConditionTypeInitialized)
-			if init.IsTrue() && !conds.Get(karpv1.ConditionTypeConsolidatable).IsTrue() {
-				since := init.LastTransitionTime.Time
-				if !nc.Status.LastPodEventTime.IsZero() {
-					since = nc.Status.LastPodEventTime.Time
-				}
+			if since, ok := consolidateAfterFrom(nc); ok {
 				add(DueConsolidatable, since.Add(*pool.Spec.Disruption.ConsolidateAfter.Duration),
 					fmt.Sprintf("consolidateAfter %s since its last pod event: a %s candidate", pool.Spec.Disruption.ConsolidateAfter.Duration, pool.Spec.Disruption.ConsolidationPolicy))
 			}
@@ -90,4 +86,25 @@ func DueBetween(claims []karpv1.NodeClaim, pools []karpv1.NodePool, from, to tim
 		return out[i].NodeClaim+out[i].Kind < out[j].NodeClaim+out[j].Kind
 	})
 	return out
+}
+
+// consolidateAfterFrom is when an initialized NodeClaim's consolidateAfter window opened,
+// as core's disruption controller reads it: its last pod event, or its initialization.
+// ok is false when the claim is not initialized, or is consolidatable since then. A
+// Consolidatable condition older than the last pod event is stale: core's podevents
+// controller recorded a pod's going that the disruption controller has not yet acted on.
+func consolidateAfterFrom(nc *karpv1.NodeClaim) (since time.Time, ok bool) {
+	conds := nc.StatusConditions()
+	init := conds.Get(karpv1.ConditionTypeInitialized)
+	if !init.IsTrue() {
+		return time.Time{}, false
+	}
+	since = init.LastTransitionTime.Time
+	if !nc.Status.LastPodEventTime.IsZero() {
+		since = nc.Status.LastPodEventTime.Time
+	}
+	if cc := conds.Get(karpv1.ConditionTypeConsolidatable); cc.IsTrue() && !cc.LastTransitionTime.Time.Before(since) {
+		return time.Time{}, false
+	}
+	return since, true
 }

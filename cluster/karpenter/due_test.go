@@ -43,12 +43,17 @@ func TestDueBetween(t *testing.T) {
 	podEvent.Status.LastPodEventTime = metav1.NewTime(t0.Add(3 * time.Minute))
 	consolidatable := claim("already", map[string]time.Duration{karpv1.ConditionTypeInitialized: 30 * time.Second,
 		karpv1.ConditionTypeRegistered: 20 * time.Second, karpv1.ConditionTypeConsolidatable: 6 * time.Minute})
+	// Consolidatable since 6m, then a pod went at 7m, which Karpenter's disruption controller
+	// has not yet seen: the condition is stale, and the window runs from the pod event.
+	stale := claim("stale", map[string]time.Duration{karpv1.ConditionTypeInitialized: 30 * time.Second,
+		karpv1.ConditionTypeRegistered: 20 * time.Second, karpv1.ConditionTypeConsolidatable: 6 * time.Minute})
+	stale.Status.LastPodEventTime = metav1.NewTime(t0.Add(7 * time.Minute))
 	deleting := claim("deleting", ready)
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0.Add(time.Minute)}
 	noNode := claim("no-node", map[string]time.Duration{karpv1.ConditionTypeLaunched: 5 * time.Second,
 		karpv1.ConditionTypeRegistered: 0}, karpv1.ConditionTypeRegistered)
 	noInstance := claim("no-instance", map[string]time.Duration{karpv1.ConditionTypeLaunched: 0}, karpv1.ConditionTypeLaunched)
-	claims := []karpv1.NodeClaim{claim("idle", ready), podEvent, consolidatable, deleting, noNode, noInstance}
+	claims := []karpv1.NodeClaim{claim("idle", ready), podEvent, consolidatable, stale, deleting, noNode, noInstance}
 
 	names := func(ds []Due) []string {
 		var out []string
@@ -67,11 +72,13 @@ func TestDueBetween(t *testing.T) {
 			want: []string{"no-instance launch-timeout 5m0s", "idle consolidatable 5m30s"}},
 		{name: "the window counts from the last pod event", from: 6 * time.Minute, to: 8 * time.Minute,
 			want: []string{"pod-event consolidatable 8m0s"}},
+		{name: "a stale condition: the window counts from the pod event after it", from: 9 * time.Minute, to: 13 * time.Minute,
+			want: []string{"stale consolidatable 12m0s"}},
 		{name: "registration timeout at 15m", from: 14 * time.Minute, to: 16 * time.Minute,
 			want: []string{"no-node registration-timeout 15m0s"}},
 		{name: "a month expires every live claim", from: 16 * time.Minute, to: 721 * time.Hour,
 			want: []string{"already expiry 720h0m0s", "idle expiry 720h0m0s", "no-instance expiry 720h0m0s",
-				"no-node expiry 720h0m0s", "pod-event expiry 720h0m0s"}},
+				"no-node expiry 720h0m0s", "pod-event expiry 720h0m0s", "stale expiry 720h0m0s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
