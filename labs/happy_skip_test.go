@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/labs/evidence"
@@ -82,12 +84,17 @@ func TestIntegrationHappyPathScaledToZeroGoesAfterSkip(t *testing.T) {
 
 	karplab("kubectl delete pod -n ziba " + courseExample)
 	waitFor("kubectl get pods -n ziba to show none", time.Minute, func() bool { return len(podsLeft()) == 0 })
+	missed, stamps := podGoingUnrecorded(t, e, claim)
 	sk, err := cluster.SkipTime(ctx, labOf(t).home, 6*time.Minute) // karplab time skip 6m, read as JSON
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sk.Due) != 1 || sk.Due[0].NodeClaim != claim || sk.Due[0].Kind != "consolidatable" || len(sk.Due[0].Pods) != 0 {
-		t.Errorf("the second skip brought due %+v, want %s consolidatable with no pods", sk.Due, claim)
+	switch {
+	case len(sk.Due) == 1 && sk.Due[0].NodeClaim == claim && sk.Due[0].Kind == "consolidatable" && len(sk.Due[0].Pods) == 0:
+	case len(sk.Due) == 0 && missed:
+		t.Logf("Karpenter never recorded the example pod's going (%s): %s was consolidatable already, so nothing came due", stamps, claim)
+	default:
+		t.Errorf("the second skip brought due %+v, want %s consolidatable with no pods (%s)", sk.Due, claim, stamps)
 	}
 	gone := waitFor("the empty node's NodeClaim, Node and instance to go", 2*time.Minute, func() bool {
 		_, ncErr := e.Dynamic.Resource(nodeClaimsGVR).Get(ctx, claim, metav1.GetOptions{})
@@ -132,4 +139,26 @@ func takeSnapshot(t *testing.T, e *Env) *evidence.Snapshot {
 		t.Fatal(err)
 	}
 	return snap
+}
+
+// podGoingUnrecorded says whether Karpenter has not recorded a pod's going since claim
+// became consolidatable. Core's podevents controller stamps lastPodEventTime when it sees a
+// pod terminating, but one already gone from its cache when it looks is never stamped: then
+// the node stays consolidatable, and a skip has nothing to bring due.
+func podGoingUnrecorded(t *testing.T, e *Env, claim string) (bool, string) {
+	t.Helper()
+	u, err := e.Dynamic.Resource(nodeClaimsGVR).Get(t.Context(), claim, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nc karpv1.NodeClaim
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &nc); err != nil {
+		t.Fatal(err)
+	}
+	cc := nc.StatusConditions().Get(karpv1.ConditionTypeConsolidatable)
+	if !cc.IsTrue() {
+		return false, "not consolidatable before the skip"
+	}
+	stamps := fmt.Sprintf("lastPodEventTime %s, consolidatable since %s", nc.Status.LastPodEventTime.Format(time.RFC3339), cc.LastTransitionTime.Format(time.RFC3339))
+	return !nc.Status.LastPodEventTime.After(cc.LastTransitionTime.Time), stamps
 }
