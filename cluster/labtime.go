@@ -30,6 +30,9 @@ type LabTimeSkip struct {
 	fakeec2.TimeSkip
 	KarpenterFollowed bool            `json:"karpenterFollowed"`
 	Due               []karpenter.Due `json:"due"`
+	// Empty are NodeClaims that were consolidatable before the skip and whose node runs
+	// no pod now: nothing about them came due, and Karpenter removes them at its next look.
+	Empty []karpenter.Due `json:"empty,omitempty"`
 }
 
 func (d *daemon) timeHandlers(mux *http.ServeMux) {
@@ -83,8 +86,16 @@ func (d *daemon) skipTime(ctx context.Context, dur time.Duration) (*LabTimeSkip,
 		return nil, err
 	}
 	out := &LabTimeSkip{TimeSkip: sk, Due: karpenter.DueBetween(claims, pools, sk.From, sk.To)}
-	if err := podsOnDueNodes(ctx, d.restConfig(), out.Due); err != nil {
-		return nil, err
+	before := karpenter.ConsolidatableBefore(claims, pools)
+	for _, due := range [][]karpenter.Due{out.Due, before} {
+		if err := podsOnDueNodes(ctx, d.restConfig(), due); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range before {
+		if len(c.Pods) == 0 {
+			out.Empty = append(out.Empty, c)
+		}
 	}
 	if d.restartKarpenter != nil { // Karpenter runs under this daemon
 		if err := waitKarpenterClock(ctx, d.restConfig(), sk.Offset, 30*time.Second); err != nil {

@@ -108,3 +108,35 @@ func consolidateAfterFrom(nc *karpv1.NodeClaim) (since time.Time, ok bool) {
 	}
 	return since, true
 }
+
+// ConsolidatableBefore lists the NodeClaims that were consolidatable already when a skip
+// began, dated when they became so: nothing about them comes due in the span, and
+// Karpenter acts on them at its next look. A learner who deletes a node's last pod may
+// see one here rather than in DueBetween: core's podevents controller misses a pod that
+// has left its cache before it looks, and then the claim never stops being consolidatable.
+func ConsolidatableBefore(claims []karpv1.NodeClaim, pools []karpv1.NodePool) []Due {
+	var out []Due
+	for i := range claims {
+		nc := &claims[i]
+		pool := poolNamed(pools, nc.Labels[karpv1.NodePoolLabelKey])
+		if nc.DeletionTimestamp != nil || pool == nil || pool.Spec.Disruption.ConsolidateAfter.Duration == nil {
+			continue
+		}
+		cc := nc.StatusConditions().Get(karpv1.ConditionTypeConsolidatable)
+		if _, comes := consolidateAfterFrom(nc); comes || !cc.IsTrue() {
+			continue
+		}
+		out = append(out, Due{Kind: DueConsolidatable, NodeClaim: nc.Name, NodePool: pool.Name, NodeName: nc.Status.NodeName,
+			At: cc.LastTransitionTime.Time, What: fmt.Sprintf("consolidatable since before the skip: a %s candidate", pool.Spec.Disruption.ConsolidationPolicy)})
+	}
+	return out
+}
+
+func poolNamed(pools []karpv1.NodePool, name string) *karpv1.NodePool {
+	for i := range pools {
+		if pools[i].Name == name {
+			return &pools[i]
+		}
+	}
+	return nil
+}

@@ -90,6 +90,30 @@ func TestDueBetween(t *testing.T) {
 	}
 }
 
+// TestConsolidatableBefore: a claim consolidatable since its last pod event is listed
+// with the time it became so; one whose condition is stale (a pod event after it), one
+// never consolidatable and one being deleted are not.
+func TestConsolidatableBefore(t *testing.T) {
+	pool := karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general"}}
+	pool.Spec.Disruption.ConsolidateAfter = dur(5 * time.Minute)
+	pool.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmpty
+	conds := map[string]time.Duration{karpv1.ConditionTypeInitialized: 30 * time.Second,
+		karpv1.ConditionTypeRegistered: 20 * time.Second, karpv1.ConditionTypeConsolidatable: 6 * time.Minute}
+	already := claim("already", conds)
+	already.Status.LastPodEventTime = metav1.NewTime(t0.Add(time.Minute))
+	stale := claim("stale", conds)
+	stale.Status.LastPodEventTime = metav1.NewTime(t0.Add(7 * time.Minute))
+	deleting := claim("deleting", conds)
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0.Add(8 * time.Minute)}
+	idle := claim("idle", map[string]time.Duration{karpv1.ConditionTypeInitialized: 30 * time.Second})
+	got := ConsolidatableBefore([]karpv1.NodeClaim{already, stale, deleting, idle}, []karpv1.NodePool{pool})
+	want := []Due{{Kind: DueConsolidatable, NodeClaim: "already", NodePool: "general", At: t0.Add(6 * time.Minute),
+		What: "consolidatable since before the skip: a WhenEmpty candidate"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("consolidatable before the skip (-want +got):\n%s", diff)
+	}
+}
+
 func TestDueBetweenWithoutConsolidateAfter(t *testing.T) {
 	pool := karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general"}} // consolidateAfter: Never
 	nc := claim("idle", map[string]time.Duration{karpv1.ConditionTypeInitialized: 0, karpv1.ConditionTypeRegistered: 0})

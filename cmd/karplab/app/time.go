@@ -68,7 +68,8 @@ span, and every NodeClaim is nudged to be re-evaluated at once (the ConfigMap
 karplab/karplab-lab-clock says which lab time Karpenter runs on). It prints what
 the span cost, by NodePool, each alert that fired in it, and each NodeClaim decision
 that came due: consolidatable, expiry, registration or launch timeout, with the pods
-still on a consolidatable node (a node that runs any is not empty). Karpenter then acts at
+still on a consolidatable node (a node that runs any is not empty), and the NodeClaims
+that were consolidatable already and whose node runs no pod now. Karpenter then acts at
 its own pace: an empty node goes about 30 s after the skip (its disruption controller looks
 every 10 s and waits 15 s to be sure the node stays empty before draining it).
 
@@ -133,13 +134,23 @@ func printDue(w io.Writer, sk *cluster.LabTimeSkip) error {
 	}
 	if len(sk.Due) == 0 {
 		fmt.Fprintln(w, "no NodeClaim decision came due in the span (Karpenter's controllers run on the new lab time)")
-		return nil
+	} else if err := printDueTable(w, sk.Due); err != nil {
+		return err
 	}
+	for _, d := range sk.Empty {
+		fmt.Fprintf(w, "%s (NodePool %s) was consolidatable before the skip, since %s, and its node runs no pod now: nothing about it came due, and Karpenter removes it at its next look, about 30 s from now\n",
+			d.NodeClaim, d.NodePool, labStamp(d.At))
+	}
+	return nil
+}
+
+// printDueTable lists the decisions that came due, and what Karpenter does about them.
+func printDueTable(w io.Writer, due []karpenter.Due) error {
 	fmt.Fprintln(w, "came due in the span (Karpenter's controllers run on the new lab time and act on these now):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  NODECLAIM\tNODEPOOL\tDUE\tAT\tWHAT")
 	busy := false
-	for _, d := range sk.Due {
+	for _, d := range due {
 		what := d.What
 		if len(d.Pods) > 0 {
 			busy = true
@@ -150,7 +161,7 @@ func printDue(w io.Writer, sk *cluster.LabTimeSkip) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, d := range sk.Due {
+	for _, d := range due {
 		if d.Kind == karpenter.DueConsolidatable && len(d.Pods) == 0 {
 			fmt.Fprintln(w, "an empty node goes about 30 s after the skip: the disruption controller looks every 10 s, waits 15 s to be sure the node stays empty, then drains it and terminates its instance")
 			break

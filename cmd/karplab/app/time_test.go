@@ -130,7 +130,8 @@ func hasLine(out string, parts ...string) bool {
 
 // TestPrintDueNamesWhatKeepsANodeBusy: a consolidatable NodeClaim whose node still runs
 // pods is said not to be empty, with the pods and where Karpenter says why it stays; an
-// empty one gets how long Karpenter takes.
+// empty one gets how long Karpenter takes, and so does one that was consolidatable before
+// the skip and is empty now.
 func TestPrintDueNamesWhatKeepsANodeBusy(t *testing.T) {
 	at := time.Date(2026, 12, 4, 21, 9, 53, 0, time.UTC)
 	due := func(pods ...string) *cluster.LabTimeSkip {
@@ -146,6 +147,12 @@ func TestPrintDueNamesWhatKeepsANodeBusy(t *testing.T) {
 		{name: "one pod", skip: due("ziba/ziba-render-worker-example"),
 			want: []string{"not empty, its node still runs 1 pod: ziba/ziba-render-worker-example", "--field-selector reason=Unconsolidatable"}, not: []string{"an empty node goes"}},
 		{name: "many pods", skip: due("a/p1", "a/p2", "a/p3", "a/p4", "a/p5"), want: []string{"5 pods: a/p1, a/p2, a/p3 and 2 more"}},
+		{name: "nothing came due, but a node was consolidatable already and is empty now",
+			skip: &cluster.LabTimeSkip{KarpenterFollowed: true, Empty: []karpenter.Due{{Kind: karpenter.DueConsolidatable,
+				NodeClaim: "ziba-general-q4d5b", NodePool: "ziba-general", At: at}}},
+			want: []string{"no NodeClaim decision came due",
+				"ziba-general-q4d5b (NodePool ziba-general) was consolidatable before the skip", "Karpenter removes it at its next look"},
+			not: []string{"NODECLAIM"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
