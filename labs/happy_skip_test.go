@@ -93,6 +93,9 @@ func TestIntegrationHappyPathScaledToZeroGoesAfterSkip(t *testing.T) {
 	case len(sk.Due) == 1 && sk.Due[0].NodeClaim == claim && sk.Due[0].Kind == "consolidatable" && len(sk.Due[0].Pods) == 0:
 	case len(sk.Due) == 0 && missed:
 		t.Logf("Karpenter never recorded the example pod's going (%s): %s was consolidatable already, so nothing came due", stamps, claim)
+		if len(sk.Empty) != 1 || sk.Empty[0].NodeClaim != claim {
+			t.Errorf("the second skip names %+v as consolidatable before it with an empty node, want %s", sk.Empty, claim)
+		}
 	default:
 		t.Errorf("the second skip brought due %+v, want %s consolidatable with no pods (%s)", sk.Due, claim, stamps)
 	}
