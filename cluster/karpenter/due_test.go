@@ -33,10 +33,16 @@ func claim(name string, conds map[string]time.Duration, unknown ...string) karpv
 	return nc
 }
 
-func TestDueBetween(t *testing.T) {
+// generalPool is pool "general" with consolidateAfter 5m and policy.
+func generalPool(policy karpv1.ConsolidationPolicy) karpv1.NodePool {
 	pool := karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general"}}
 	pool.Spec.Disruption.ConsolidateAfter = dur(5 * time.Minute)
-	pool.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized
+	pool.Spec.Disruption.ConsolidationPolicy = policy
+	return pool
+}
+
+func TestDueBetween(t *testing.T) {
+	pool := generalPool(karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized)
 	ready := map[string]time.Duration{karpv1.ConditionTypeLaunched: 10 * time.Second,
 		karpv1.ConditionTypeRegistered: 20 * time.Second, karpv1.ConditionTypeInitialized: 30 * time.Second}
 	podEvent := claim("pod-event", ready)
@@ -94,9 +100,7 @@ func TestDueBetween(t *testing.T) {
 // with the time it became so; one whose condition is stale (a pod event after it), one
 // never consolidatable and one being deleted are not.
 func TestConsolidatableBefore(t *testing.T) {
-	pool := karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "general"}}
-	pool.Spec.Disruption.ConsolidateAfter = dur(5 * time.Minute)
-	pool.Spec.Disruption.ConsolidationPolicy = karpv1.ConsolidationPolicyWhenEmpty
+	pool := generalPool(karpv1.ConsolidationPolicyWhenEmpty)
 	conds := map[string]time.Duration{karpv1.ConditionTypeInitialized: 30 * time.Second,
 		karpv1.ConditionTypeRegistered: 20 * time.Second, karpv1.ConditionTypeConsolidatable: 6 * time.Minute}
 	already := claim("already", conds)
