@@ -138,7 +138,7 @@ func printDue(w io.Writer, sk *cluster.LabTimeSkip) error {
 		return err
 	}
 	for _, d := range sk.Empty {
-		fmt.Fprintf(w, "%s (NodePool %s) was consolidatable before the skip, since %s, and its node runs no pod now: nothing about it came due, and Karpenter removes it at its next look, about 30 s from now\n",
+		fmt.Fprintf(w, "%s (NodePool %s) was consolidatable before the skip, since %s, and its node runs no pod now: nothing about it came due, and Karpenter removes it at its next look, about 30 s from now, unless a disruption budget or karpenter.sh/do-not-disrupt holds it\n",
 			d.NodeClaim, d.NodePool, labStamp(d.At))
 	}
 	return nil
