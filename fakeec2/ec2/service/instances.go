@@ -515,56 +515,30 @@ func (s *Service) checkInstanceIDs(ids []string) *wire.Error {
 }
 
 func (s *Service) terminateInstances(c *call) (wire.Response, *wire.Error) {
-	ids := c.q.Strs("InstanceId")
-	if len(ids) == 0 {
-		return nil, wire.Missing("InstanceId")
-	}
-	resp := &wire.StateChangesResponse{}
-	aerr := s.mutate(c, func() *wire.Error {
-		if e := s.checkInstanceIDs(ids); e != nil {
-			return e
+	return s.changeInstances(c, "TerminateInstances", nil, func(in *ec2.Instance) string {
+		c.event.Terminated = append(c.event.Terminated, in.ID)
+		switch in.State {
+		case ec2.StatePending, ec2.StateRunning, ec2.StateStopping, ec2.StateStopped:
+		default:
+			return in.State
 		}
-		for _, id := range ids {
-			if e := wire.Refuse(ec2.InstanceRefusals, "TerminateInstances", s.model.Instances[id]); e != nil {
-				return e
-			}
+		if f := s.leakFault(in.ID); f != nil {
+			// The leak: EC2 says it is shutting down, but nothing happens.
+			c.event.Faults = append(c.event.Faults, f.ID+":"+in.ID)
+			s.consumeFault(f)
+			s.saveMeta()
+			return ec2.StateShuttingDown
 		}
-		if c.dryRun {
-			return wire.DryRun()
-		}
-		for _, id := range ids {
-			in := s.model.Instances[id]
-			prev := in.State
-			cur := prev
-			switch prev {
-			case ec2.StatePending, ec2.StateRunning, ec2.StateStopping, ec2.StateStopped:
-				cur = ec2.StateShuttingDown
-				if f := s.leakFault(id); f != nil {
-					// The leak: EC2 says it is shutting down, but nothing happens.
-					c.event.Faults = append(c.event.Faults, f.ID+":"+id)
-					s.consumeFault(f)
-					s.saveMeta()
-					break
-				}
-				in.State = ec2.StateShuttingDown
-				in.TerminateRequestedAt = c.now
-				in.TerminatedAt = c.now.Add(s.shutdownDelay)
-				in.TransitionReason = fmt.Sprintf("User initiated (%s)", c.now.UTC().Format("2006-01-02 15:04:05 GMT"))
-				s.stopLedger(in.ID, c.now)
-				s.save(bucketInstances, in.ID, in)
-				s.scheduleDeadline(in)
-				s.noteStateChange(in, ec2.StateShuttingDown, c.now)
-			}
-			c.event.Terminated = append(c.event.Terminated, id)
-			resp.Instances = append(resp.Instances, wire.StateChange(id, prev, cur))
-		}
-		s.advanceLocked(c.now) // a zero shutdown delay terminates at once
-		return nil
+		in.State = ec2.StateShuttingDown
+		in.TerminateRequestedAt = c.now
+		in.TerminatedAt = c.now.Add(s.shutdownDelay)
+		in.TransitionReason = fmt.Sprintf("User initiated (%s)", c.now.UTC().Format("2006-01-02 15:04:05 GMT"))
+		s.stopLedger(in.ID, c.now)
+		s.save(bucketInstances, in.ID, in)
+		s.scheduleDeadline(in)
+		s.noteStateChange(in, ec2.StateShuttingDown, c.now)
+		return in.State
 	})
-	if aerr != nil {
-		return nil, aerr
-	}
-	return resp, nil
 }
 
 // sortedKeys is a small helper for stable output.

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
@@ -16,13 +15,8 @@ func (s *Service) rebootInstances(c *call) (wire.Response, *wire.Error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if e := s.checkInstanceIDs(ids); e != nil {
+	if e := s.checkInstanceAction(ids, "RebootInstances"); e != nil {
 		return nil, e
-	}
-	for _, id := range ids {
-		if e := wire.Refuse(ec2.InstanceRefusals, "RebootInstances", s.model.Instances[id]); e != nil {
-			return nil, e
-		}
 	}
 	if c.dryRun {
 		return nil, wire.DryRun()

@@ -13,24 +13,55 @@ import (
 // boots it again for the boot delay and bills from running.
 
 func (s *Service) stopInstances(c *call) (wire.Response, *wire.Error) {
+	return s.changeInstances(c, "StopInstances", []string{"Force", "Hibernate"}, func(in *ec2.Instance) string {
+		if in.State == ec2.StateRunning {
+			in.State = ec2.StateStopping
+			in.StoppedAt = c.now.Add(s.shutdownDelay)
+			in.TransitionReason = fmt.Sprintf("User initiated (%s)", c.now.UTC().Format("2006-01-02 15:04:05 GMT"))
+			in.StateReason, in.StateReasonCode = "Client.UserInitiatedShutdown: User initiated shutdown", ""
+			s.stopLedger(in.ID, c.now)
+			s.save(bucketInstances, in.ID, in)
+			s.scheduleDeadline(in)
+			s.noteStateChange(in, ec2.StateStopping, c.now)
+		}
+		return in.State
+	})
+}
+
+func (s *Service) startInstances(c *call) (wire.Response, *wire.Error) {
+	return s.changeInstances(c, "StartInstances", nil, func(in *ec2.Instance) string {
+		if in.State == ec2.StateStopped {
+			in.State = ec2.StatePending
+			in.RunningAt = c.now.Add(s.bootDelay)
+			in.StoppedAt, in.TransitionReason, in.StateReason, in.StateReasonCode = time.Time{}, "", "", ""
+			s.resumeLedger(in.ID, in.RunningAt, in.PricePerHour)
+			s.save(bucketInstances, in.ID, in)
+			s.scheduleDeadline(in)
+			s.noteStateChange(in, ec2.StatePending, c.now)
+		}
+		return in.State
+	})
+}
+
+// changeInstances serves the actions that move instances between states (Stop, Start,
+// Terminate). InstanceId is required and each of boolParams must be a boolean; every ID
+// must exist and the state rules must allow action on it, and DryRun stops there. Then
+// move changes each instance and returns the state to report, and the timers that came
+// due fire: a zero delay finishes the change at once.
+func (s *Service) changeInstances(c *call, action string, boolParams []string, move func(in *ec2.Instance) string) (wire.Response, *wire.Error) {
 	ids := c.q.Strs("InstanceId")
 	if len(ids) == 0 {
 		return nil, wire.Missing("InstanceId")
 	}
-	for _, p := range []string{"Force", "Hibernate"} {
+	for _, p := range boolParams {
 		if _, _, err := c.q.Bool(p); err != nil {
 			return nil, err
 		}
 	}
 	resp := &wire.StateChangesResponse{}
 	aerr := s.mutate(c, func() *wire.Error {
-		if e := s.checkInstanceIDs(ids); e != nil {
+		if e := s.checkInstanceAction(ids, action); e != nil {
 			return e
-		}
-		for _, id := range ids {
-			if e := wire.Refuse(ec2.InstanceRefusals, "StopInstances", s.model.Instances[id]); e != nil {
-				return e
-			}
 		}
 		if c.dryRun {
 			return wire.DryRun()
@@ -38,58 +69,7 @@ func (s *Service) stopInstances(c *call) (wire.Response, *wire.Error) {
 		for _, id := range ids {
 			in := s.model.Instances[id]
 			prev := in.State
-			if prev == ec2.StateRunning {
-				in.State = ec2.StateStopping
-				in.StoppedAt = c.now.Add(s.shutdownDelay)
-				in.TransitionReason = fmt.Sprintf("User initiated (%s)", c.now.UTC().Format("2006-01-02 15:04:05 GMT"))
-				in.StateReason, in.StateReasonCode = "Client.UserInitiatedShutdown: User initiated shutdown", ""
-				s.stopLedger(in.ID, c.now)
-				s.save(bucketInstances, in.ID, in)
-				s.scheduleDeadline(in)
-				s.noteStateChange(in, ec2.StateStopping, c.now)
-			}
-			resp.Instances = append(resp.Instances, wire.StateChange(id, prev, in.State))
-		}
-		s.advanceLocked(c.now) // a zero shutdown delay stops at once
-		return nil
-	})
-	if aerr != nil {
-		return nil, aerr
-	}
-	return resp, nil
-}
-
-func (s *Service) startInstances(c *call) (wire.Response, *wire.Error) {
-	ids := c.q.Strs("InstanceId")
-	if len(ids) == 0 {
-		return nil, wire.Missing("InstanceId")
-	}
-	resp := &wire.StateChangesResponse{}
-	aerr := s.mutate(c, func() *wire.Error {
-		if e := s.checkInstanceIDs(ids); e != nil {
-			return e
-		}
-		for _, id := range ids {
-			if e := wire.Refuse(ec2.InstanceRefusals, "StartInstances", s.model.Instances[id]); e != nil {
-				return e
-			}
-		}
-		if c.dryRun {
-			return wire.DryRun()
-		}
-		for _, id := range ids {
-			in := s.model.Instances[id]
-			prev := in.State
-			if prev == ec2.StateStopped {
-				in.State = ec2.StatePending
-				in.RunningAt = c.now.Add(s.bootDelay)
-				in.StoppedAt, in.TransitionReason, in.StateReason, in.StateReasonCode = time.Time{}, "", "", ""
-				s.resumeLedger(in.ID, in.RunningAt, in.PricePerHour)
-				s.save(bucketInstances, in.ID, in)
-				s.scheduleDeadline(in)
-				s.noteStateChange(in, ec2.StatePending, c.now)
-			}
-			resp.Instances = append(resp.Instances, wire.StateChange(id, prev, in.State))
+			resp.Instances = append(resp.Instances, wire.StateChange(id, prev, move(in)))
 		}
 		s.advanceLocked(c.now)
 		return nil
@@ -98,6 +78,20 @@ func (s *Service) startInstances(c *call) (wire.Response, *wire.Error) {
 		return nil, aerr
 	}
 	return resp, nil
+}
+
+// checkInstanceAction checks that every ID names an instance (checkInstanceIDs) whose
+// state allows action (the model's InstanceRefusals). Callers hold s.mu.
+func (s *Service) checkInstanceAction(ids []string, action string) *wire.Error {
+	if e := s.checkInstanceIDs(ids); e != nil {
+		return e
+	}
+	for _, id := range ids {
+		if e := wire.Refuse(ec2.InstanceRefusals, action, s.model.Instances[id]); e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // CodeIncorrectInstanceState answers an action the instance's state does not allow.
