@@ -22,8 +22,10 @@ type StartOptions struct {
 	// Kubeconfig and Context name the existing backend's cluster.
 	Kubeconfig, Context string
 	Provider            string
-	EC2Addr             string
-	BootDelay           time.Duration
+	// EC2Addr is where the emulator listens; "" is the default, or a free port when it is
+	// taken (ChooseEC2Addr).
+	EC2Addr   string
+	BootDelay time.Duration
 	// Verbosity is passed to the daemon's -v.
 	Verbosity int
 	// Timeout bounds the wait for the lab to become ready.
@@ -68,6 +70,14 @@ func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*Stat
 	if err := Preflight(ctx, h, Target{Backend: o.Backend, Provider: o.Provider, Kubeconfig: o.Kubeconfig, Context: o.Context}); err != nil {
 		return nil, err
 	}
+	addr, note, err := ChooseEC2Addr(h, o.EC2Addr)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintln(status, note)
+	}
+	o.EC2Addr = addr
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the karplab executable: %w", err)

@@ -21,7 +21,7 @@ func startFlags() []cli.Flag {
 		&cli.StringFlag{Name: "kubeconfig", Usage: "with --backend existing: the cluster's kubeconfig (default $KUBECONFIG or ~/.kube/config)"},
 		&cli.StringFlag{Name: "context", Usage: "with --backend existing: the kubeconfig context (default its current context)"},
 		&cli.StringFlag{Name: "provider", Value: "aws", Usage: "Karpenter cloud provider: aws (the real karpenter-provider-aws v1.15.0 on the emulated AWS account) or kwok (Karpenter's stock kwok provider, no EC2: the floor to compare with)"},
-		&cli.StringFlag{Name: "ec2-addr", Value: cluster.DefaultEC2Addr, Usage: "listen address of the EC2 API emulator"},
+		&cli.StringFlag{Name: "ec2-addr", Value: cluster.DefaultEC2Addr, Usage: "listen address of the EC2 API emulator; when the default is taken (another lab, LocalStack), a free port on 127.0.0.1, which karplab env exports"},
 		&cli.DurationFlag{Name: "boot-delay", Value: cluster.DefaultBootDelay, Usage: "how long an emulated instance stays pending before it runs"},
 	}
 }
@@ -66,7 +66,7 @@ or use the built-in kubectl:
 				Kubeconfig: kubeconfig,
 				Context:    c.String("context"),
 				Provider:   c.String("provider"),
-				EC2Addr:    c.String("ec2-addr"),
+				EC2Addr:    namedEC2Addr(c),
 				BootDelay:  fakeec2.FlagDelay(c.Duration("boot-delay")),
 				Verbosity:  c.Int("verbosity"),
 				Timeout:    c.Duration("timeout"),
@@ -83,6 +83,15 @@ or use the built-in kubectl:
 			return nil
 		},
 	}
+}
+
+// namedEC2Addr is the --ec2-addr the user gave, or "" for the default (which moves to a free
+// port when it is taken).
+func namedEC2Addr(c *cli.Context) string {
+	if c.IsSet("ec2-addr") {
+		return c.String("ec2-addr")
+	}
+	return ""
 }
 
 // absPath makes a path flag absolute: the daemon may not share the shell's directory.
@@ -130,13 +139,20 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 	if err != nil {
 		return err
 	}
+	ec2Addr, note, err := cluster.ChooseEC2Addr(home, namedEC2Addr(c))
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintln(c.App.ErrWriter, note)
+	}
 	err = cluster.RunDaemon(ctx, cluster.DaemonConfig{
 		Home:       home,
 		Backend:    c.String("backend"),
 		Kubeconfig: kubeconfig,
 		Context:    c.String("context"),
 		Provider:   c.String("provider"),
-		EC2Addr:    c.String("ec2-addr"),
+		EC2Addr:    ec2Addr,
 		BootDelay:  fakeec2.FlagDelay(c.Duration("boot-delay")),
 		Logger:     logger(c),
 		Status:     c.App.ErrWriter,
