@@ -22,8 +22,9 @@ id=$(aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=
 aws ec2 get-console-output --instance-id "$id" --latest --query Output --output text
 aws ec2 describe-instance-attribute --instance-id "$id" --attribute userData --query UserData.Value --output text | base64 -d
 
-# 4. Fix the EC2NodeClass (nodeclass.yaml: the debug hook's `exit 1` removed).
-kubectl apply -f nodeclass.yaml
+# 4. Fix the EC2NodeClass (nodeclass.yaml beside this script: the debug hook's `exit 1`
+#    removed). The path is the script's own, so it runs from any folder.
+kubectl apply -f "$(dirname "$0")/nodeclass.yaml"
 
 # 5. Let Karpenter's 15-minute registration timeout pass: it deletes the stuck NodeClaims,
 #    terminates their instances and launches new ones from the fixed user data. (In an
