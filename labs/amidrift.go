@@ -232,9 +232,21 @@ func checkReleasePublished(pub publication, ok bool) Check {
 	}
 	reason := fmt.Sprintf("release v%s published at %s", pub.Release, hms(pub.At))
 	if pub.Resolved == nil {
-		return fail(id, title, reason+"; Karpenter has not looked at the images since", "Wait for the EC2NodeClass controller (it resolves at least every minute).", pub.Images...)
+		return failWith(id, title, reason+"; Karpenter has not looked at the images since", "Wait for the EC2NodeClass controller (it resolves at least every minute).", nil, pub.Images)
 	}
 	return pass(id, title, reason+fmt.Sprintf("; Karpenter's DescribeImages at %s (+%s)", hms(*pub.Resolved), pub.Resolved.Sub(pub.At).Round(time.Millisecond)), pub.Images...)
+}
+
+// pinAt is the AMI selection in force at t.
+func pinAt(history []pinState, t time.Time) amiPin {
+	var pin amiPin
+	for _, h := range history {
+		if h.At.After(t) {
+			break
+		}
+		pin = h.Pin
+	}
+	return pin
 }
 
 // pinChangedBetween reports whether the AMI selector changed in (from, to].
@@ -262,13 +274,18 @@ func checkNoUnplannedRollout(g *Grading, history []pinState, pub publication, pu
 		if pinChangedBetween(history, pub.At, *c.Disrupting) {
 			planned = append(planned, line+": after the pin moved")
 		} else {
-			unplanned = append(unplanned, line+": the pin had not moved")
+			unplanned = append(unplanned, fmt.Sprintf("%s: the pin had not moved (%s)", line, pinAt(history, *c.Disrupting)))
 		}
 	}
 	if len(unplanned) > 0 {
-		return fail(id, title, fmt.Sprintf("%s replaced because AWS published v%s", nouns(len(unplanned), "node"), pub.Release),
-			"With al2023@latest the EC2NodeClass resolves every new release, every node drifts, and Karpenter rolls them all: pin a release and move it when you choose.",
-			append(unplanned, planned...)...)
+		hint := "With al2023@latest the EC2NodeClass resolves every new release, every node drifts, and Karpenter rolls them all: pin a release and move it when you choose."
+		if now := history[len(history)-1].Pin; now.pinned() {
+			// The lesson is the event: the rollout happened and cannot be taken back.
+			hint = fmt.Sprintf("Your pin (%s) holds now, but the rollout of v%s happened before it: an unplanned rollout cannot be undone. "+
+				"Rehearse a publication with your pin in place: once the workers run, karplab lab run %s has AWS publish again (check judges the newest release); "+
+				"or start over with karplab reset.", now, pub.Release, amiDriftLab)
+		}
+		return failWith(id, title, fmt.Sprintf("%s replaced because AWS published v%s", nouns(len(unplanned), "node"), pub.Release), hint, unplanned, planned)
 	}
 	return pass(id, title, fmt.Sprintf("no node drifted because of v%s (%s)", pub.Release, nouns(len(planned), "planned replacement")), planned...)
 }
@@ -290,12 +307,12 @@ func checkApprovedAMI(g *Grading, history []pinState, releases map[string]string
 		lines = append(lines, fmt.Sprintf("%s runs %s (v%s)", in.ID, in.ImageID, dash(releases[in.ImageID])))
 	}
 	if len(history) == 0 {
-		return fail(id, title, "no EC2NodeClass to compare with", "kubectl apply -f nodepool.yaml", lines...)
+		return failWith(id, title, "no EC2NodeClass to compare with", "kubectl apply -f nodepool.yaml", nil, lines)
 	}
 	pin := history[len(history)-1].Pin
 	if !pin.pinned() {
-		return fail(id, title, fmt.Sprintf("%s pins nothing, so no AMI is approved", pin),
-			"Pin a release (alias: al2023@vYYYYMMDD): then the approved AMI is the one that release names.", lines...)
+		return failWith(id, title, fmt.Sprintf("%s pins nothing, so no AMI is approved", pin),
+			"Pin a release (alias: al2023@vYYYYMMDD): then the approved AMI is the one that release names.", []string{pin.String() + " selects whatever AWS publishes next"}, lines)
 	}
 	var wrong []string
 	for _, in := range running {
@@ -345,10 +362,10 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 	}
 	ev = append(ev, forwardLaunches...)
 	if len(forwardLaunches) == 0 {
-		return fail(id, title, fmt.Sprintf("pinned to v%s, but no instance came up on it", pub.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).", ev...)
+		return failWith(id, title, fmt.Sprintf("pinned to v%s, but no instance came up on it", pub.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).", nil, ev)
 	}
 	if back == nil {
-		return fail(id, title, fmt.Sprintf("rolled forward to v%s, never back", pub.Release), hint, ev...)
+		return failWith(id, title, fmt.Sprintf("rolled forward to v%s, never back", pub.Release), hint, nil, ev)
 	}
 	ev = append(ev, fmt.Sprintf("%s pinned back %s", hms(back.At), back.Pin))
 	var backLaunches []string
@@ -359,7 +376,7 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 	}
 	ev = append(ev, backLaunches...)
 	if len(backLaunches) == 0 {
-		return fail(id, title, fmt.Sprintf("pinned back to v%s, but no instance came up on it yet", back.Pin.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).", ev...)
+		return failWith(id, title, fmt.Sprintf("pinned back to v%s, but no instance came up on it yet", back.Pin.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).", nil, ev)
 	}
 	return pass(id, title, fmt.Sprintf("rolled forward to v%s at %s and back to v%s at %s", pub.Release, hms(forward.At), back.Pin.Release, hms(back.At)), ev...)
 }

@@ -55,7 +55,7 @@ instances gone, and every pod's chain complete.`,
 func gradeBootstrap(g *Grading) []Check {
 	ev := g.Evidence
 	stuck := stuckNodeClaims(g)
-	chain, order := checkChains(ev, ev.PodsOf(zibaNamespace, renderWorker))
+	chain, order := checkChains(g, ev.PodsOf(zibaNamespace, renderWorker))
 	return []Check{
 		checkFailingBoundary(g, stuck),
 		checkUserDataFixed(g),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -79,39 +80,105 @@ func isReplicaOf(p evidence.PodRow, deploy string) bool {
 	return strings.HasPrefix(p.Owner, "ReplicaSet/"+deploy+"-")
 }
 
+// claimCause is why Karpenter created a NodeClaim: for a Pending pod, or to replace a
+// NodeClaim it was disrupting (drift, consolidation), and since when.
+type claimCause struct {
+	what string
+	at   time.Time
+}
+
+// claimCauses explains each NodeClaim of the evidence: a pod that was Pending and was
+// nominated to it or ran on it, or else a NodeClaim of the same pool whose disruption had
+// begun when it was created and had not ended yet (Karpenter launches the replacements of
+// a disruption before it drains the node they replace).
+func (g *Grading) claimCauses() map[string]claimCause {
+	out := map[string]claimCause{}
+	for _, p := range g.Evidence.Pods {
+		if p.PendingSince == nil {
+			continue
+		}
+		for _, nc := range []string{p.NominatedNodeClaim, p.NodeClaim} {
+			if c, ok := out[nc]; nc != "" && (!ok || p.PendingSince.Before(c.at)) {
+				out[nc] = claimCause{"launched for Pending pod " + p.Name, *p.PendingSince}
+			}
+		}
+	}
+	lives := g.claimLives("")
+	for _, b := range lives {
+		if _, ok := out[b.Name]; ok {
+			continue
+		}
+		for _, a := range lives {
+			if a.Name == b.Name || a.NodePool != b.NodePool || a.Disrupting == nil || b.Created.Before(a.Disrupting.Add(-clockSlack)) {
+				continue
+			}
+			if end := a.end(); end == nil || !b.Created.After(*end) {
+				out[b.Name] = claimCause{fmt.Sprintf("launched to replace %s (%s)", a.Name, dash(a.Reason)), *a.Disrupting}
+				break
+			}
+		}
+	}
+	return out
+}
+
 // checkChains: each running pod's chain pod UID -> NodeClaim -> instance -> Node is complete
-// and consistent, with timestamps in causal order.
-func checkChains(ev *evidence.Evidence, pods []evidence.PodRow) (chain, order Check) {
+// and consistent, with timestamps in causal order. A pod that never waited (it replaced a pod
+// a disruption evicted, or fit a node already there) is traced through its NodeClaim's cause.
+func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 	const cid, ctitle = "chain-complete", "Each pod's chain is complete: Pending pod UID -> NodeClaim -> EC2 instance -> Node -> started pod"
 	const oid, otitle = "timestamps-ordered", "Timestamps run in causal order: pending, NodeClaim, launch, registration, initialization, scheduling, start"
+	ev := g.Evidence
+	causes := g.claimCauses()
 	var broken, outOfOrder, inFlight, proofs []string
-	complete := 0
+	brokenHint := ""
+	breaks := func(line, hint string) {
+		broken = append(broken, line)
+		if brokenHint == "" {
+			brokenHint = hint
+		}
+	}
+	complete, running := 0, 0
 	for _, p := range pods {
 		if p.Phase != "Running" {
 			continue
 		}
+		running++
 		nc, ok := ev.NodeClaim(p.NodeClaim)
 		in, inOK := ev.Instance(p.InstanceID)
 		node, nodeOK := ev.Node(p.Node)
+		cause, caused := causes[p.NodeClaim]
 		switch {
-		case p.PendingSince == nil:
-			broken = append(broken, p.Name+": never recorded as Pending/Unschedulable (was it created before the lab's history started?)")
 		case p.NodeClaim == "" || !ok:
-			broken = append(broken, p.Name+": its node "+dash(p.Node)+" has no NodeClaim")
+			breaks(p.Name+": its node "+dash(p.Node)+" has no NodeClaim",
+				"A node Karpenter did not launch took the pod: kubectl get nodes -L karpenter.sh/nodepool shows which nodes no NodePool owns; taint them or keep the pods off them.")
+		case p.PendingSince == nil && !caused:
+			breaks(fmt.Sprintf("%s: never Pending, and its NodeClaim %s was launched neither for a Pending pod nor to replace a disrupted NodeClaim", p.Name, nc.Name),
+				"kubectl get events -n ziba --field-selector involvedObject.name=POD and kubectl describe nodeclaim show what placed the pod.")
 		case !inOK:
-			broken = append(broken, fmt.Sprintf("%s: NodeClaim %s names instance %q, which EC2 does not know", p.Name, nc.Name, p.InstanceID))
+			breaks(fmt.Sprintf("%s: NodeClaim %s names instance %q, which EC2 does not know", p.Name, nc.Name, p.InstanceID),
+				"Compare kubectl get nodeclaims -o wide with aws ec2 describe-instances: every NodeClaim's providerID must name a tagged instance whose Node registered.")
 		case in.NodeClaim != nc.Name:
-			broken = append(broken, fmt.Sprintf("%s: instance %s is tagged karpenter.sh/nodeclaim=%q, not %s", p.Name, in.ID, in.NodeClaim, nc.Name))
+			breaks(fmt.Sprintf("%s: instance %s is tagged karpenter.sh/nodeclaim=%q, not %s", p.Name, in.ID, in.NodeClaim, nc.Name),
+				"aws ec2 describe-instances --instance-ids "+in.ID+": another actor retagged or launched the machine.")
 		case !nodeOK || node.ProviderID != nc.ProviderID:
-			broken = append(broken, fmt.Sprintf("%s: node %s's providerID does not match NodeClaim %s", p.Name, p.Node, nc.Name))
+			breaks(fmt.Sprintf("%s: node %s's providerID does not match NodeClaim %s", p.Name, p.Node, nc.Name),
+				"kubectl get node "+dash(p.Node)+" -o jsonpath='{.spec.providerID}' and kubectl get nodeclaim "+nc.Name+" -o wide must name the same instance.")
 		case p.StartedAt == nil:
-			broken = append(broken, p.Name+": no container start recorded")
+			breaks(p.Name+": no container start recorded", "kubectl describe pod -n "+p.Namespace+" "+p.Name+" shows why it has not started.")
 		default:
 			complete++
 			if len(proofs) < 3 {
-				proofs = append(proofs, fmt.Sprintf("pod %s (uid %s) -> %s -> %s (%s %s %s) -> %s", p.Name, p.UID, nc.Name, in.ID, in.Type, in.Zone, in.CapacityType, node.Name))
+				origin := "pod " + p.Name + " (uid " + p.UID + ")"
+				if p.PendingSince == nil {
+					origin += ", never Pending: " + nc.Name + " was " + cause.what + ";"
+				}
+				proofs = append(proofs, fmt.Sprintf("%s -> %s -> %s (%s %s %s) -> %s", origin, nc.Name, in.ID, in.Type, in.Zone, in.CapacityType, node.Name))
 			}
-			ooo, flying := chainOrder(p, nc, in, node)
+			first := step{"pending", p.PendingSince}
+			if p.PendingSince == nil {
+				first = step{"cause of " + nc.Name, &cause.at}
+			}
+			ooo, flying := chainOrder(p, first, nc, in, node)
 			outOfOrder = append(outOfOrder, ooo...)
 			inFlight = append(inFlight, flying...)
 			if in.LaunchTime.Add(clockSlack).Before(nc.Created) {
@@ -119,47 +186,59 @@ func checkChains(ev *evidence.Evidence, pods []evidence.PodRow) (chain, order Ch
 			}
 		}
 	}
-	running := 0
-	for _, p := range pods {
-		if p.Phase == "Running" {
-			running++
-		}
-	}
 	if running == 0 {
-		chain = fail(cid, ctitle, "no running pod to trace", "Stage the lab and apply a NodePool first.")
-		order = fail(oid, otitle, "no running pod to trace", "Stage the lab and apply a NodePool first.")
+		hint := g.noRunningPodHint()
+		chain = fail(cid, ctitle, "no running pod to trace", hint)
+		order = fail(oid, otitle, "no running pod to trace", hint)
 		return
 	}
 	if len(broken) == 0 {
 		chain = pass(cid, ctitle, fmt.Sprintf("%d of %d running pods traced end to end", complete, running), proofs...)
 	} else {
-		chain = fail(cid, ctitle, fmt.Sprintf("%d of %d running pods have a broken chain", len(broken), running),
-			"Compare kubectl get nodeclaims -o wide with aws ec2 describe-instances: every NodeClaim's providerID must name a tagged instance whose Node registered.", first(broken, 5)...)
+		chain = fail(cid, ctitle, fmt.Sprintf("%d of %d running pods have a broken chain", len(broken), running), brokenHint, first(broken, 5)...)
 	}
-	if len(outOfOrder) == 0 && len(broken) == 0 && len(inFlight) > 0 {
-		order = fail(oid, otitle, fmt.Sprintf("still in flight: the NodeClaims of %s are not initialized yet", nouns(len(inFlight), "pod")),
-			"Karpenter has not finished with them: check again in a few seconds (kubectl get nodeclaims).", first(inFlight, 5)...)
-	} else if len(outOfOrder) == 0 && len(broken) == 0 {
+	switch {
+	case len(outOfOrder) == 0 && len(broken) == 0 && len(inFlight) > 0:
+		order = failWith(oid, otitle, fmt.Sprintf("still in flight: the NodeClaims of %s are not initialized yet", nouns(len(inFlight), "pod")),
+			"Karpenter has not finished with them: check again in a few seconds (kubectl get nodeclaims).", nil, first(inFlight, 5))
+	case len(outOfOrder) == 0 && len(broken) == 0:
 		order = pass(oid, otitle, fmt.Sprintf("all %d chains in order", complete))
-	} else if len(outOfOrder) == 0 {
+	case len(outOfOrder) == 0:
 		order = fail(oid, otitle, "cannot order what is not traced", "Fix the broken chains first.")
-	} else {
+	default:
 		order = fail(oid, otitle, fmt.Sprintf("%d chains out of order", len(outOfOrder)),
 			"A pod that started before its node registered was not placed by this NodeClaim: look for a second NodePool or a static node.", first(outOfOrder, 5)...)
 	}
 	return
 }
 
-// chainOrder checks one traced pod's timestamps against what causality orders: the machine's
-// launch, registration and initialization follow one another; the pod is scheduled after it
-// was pending and after its node registered (the scheduler binds to a Ready node whether or
-// not Karpenter has marked its NodeClaim initialized yet), and starts after it is scheduled.
-// A NodeClaim not initialized yet is in flight, not out of order.
-func chainOrder(p evidence.PodRow, nc evidence.NodeClaimRow, in evidence.InstanceRow, node evidence.NodeRow) (outOfOrder, inFlight []string) {
-	type step struct {
-		name string
-		at   *time.Time
+// noRunningPodHint says what keeps every traced pod from running, as the lab is now.
+func (g *Grading) noRunningPodHint() string {
+	pools := g.liveNodePools()
+	if len(pools) == 0 {
+		return "Apply a NodePool: kubectl apply -f nodepool.yaml"
 	}
+	for _, np := range pools {
+		if why := g.nodePoolNotReady(np.Name); why != "" {
+			return why + ": kubectl describe nodepool " + np.Name + " and kubectl describe ec2nodeclass say what to fix."
+		}
+	}
+	return "The NodePool is Ready: kubectl get nodeclaims and kubectl describe pod -n ziba show what the pods wait for."
+}
+
+// step is one timestamp of a chain, named.
+type step struct {
+	name string
+	at   *time.Time
+}
+
+// chainOrder checks one traced pod's timestamps against what causality orders: the machine's
+// launch, registration and initialization follow one another; the pod is scheduled after its
+// cause (it was pending, or the disruption that moved it began) and after its node registered
+// (the scheduler binds to a Ready node whether or not Karpenter has marked its NodeClaim
+// initialized yet), and starts after it is scheduled. A NodeClaim not initialized yet is in
+// flight, not out of order.
+func chainOrder(p evidence.PodRow, cause step, nc evidence.NodeClaimRow, in evidence.InstanceRow, node evidence.NodeRow) (outOfOrder, inFlight []string) {
 	launched, registered := in.LaunchTime, node.Registered
 	var (
 		instance    = step{"instance launched", &launched}
@@ -167,13 +246,12 @@ func chainOrder(p evidence.PodRow, nc evidence.NodeClaimRow, in evidence.Instanc
 		nodeReg     = step{"node registered", &registered}
 		claimReg    = step{"nodeclaim registered", nc.Registered}
 		claimInit   = step{"nodeclaim initialized", nc.Initialized}
-		pending     = step{"pending", p.PendingSince}
 		scheduled   = step{"pod scheduled", p.ScheduledAt}
 		started     = step{"pod started", p.StartedAt}
 	)
 	for _, pair := range [][2]step{
 		{instance, claimLaunch}, {claimLaunch, nodeReg}, {nodeReg, claimReg}, {claimReg, claimInit},
-		{pending, scheduled}, {nodeReg, scheduled}, {scheduled, started},
+		{cause, scheduled}, {nodeReg, scheduled}, {scheduled, started},
 	} {
 		prev, cur := pair[0], pair[1]
 		switch {
@@ -245,114 +323,273 @@ func checkBounded(g *Grading, pool string) Check {
 		"An unbounded NodePool can turn one malformed pod into expensive infrastructure: add the missing requirements, spec.limits and spec.disruption.budgets.", missing...)
 }
 
-// checkWithinLimits: the capacity launched for the pool never exceeded its limits.
+// limitsSince is when the pool's current limits took effect: the first recorded state of the
+// pool from which its spec.limits stayed as they are now. It is zero when the history does
+// not date them (they held from the start).
+func (g *Grading) limitsSince(pool string) time.Time {
+	var found *evidence.Versions[karpv1.NodePool]
+	for _, v := range g.hist.NodePools {
+		if v.Last().Name == pool && (found == nil || v.Deleted == nil) {
+			found = v
+		}
+	}
+	if found == nil {
+		return time.Time{}
+	}
+	now := found.Last().Spec.Limits
+	i := len(found.States) - 1
+	for i > 0 && equality.Semantic.DeepEqual(found.States[i-1].Spec.Limits, now) {
+		i--
+	}
+	if i >= len(found.Seen) {
+		return time.Time{}
+	}
+	return found.Seen[i]
+}
+
+// limitSpan is a pool's capacity over time, as edges of (cpu millicores, memory bytes).
+type limitSpan struct {
+	edges []limitEdge
+}
+
+type limitEdge struct {
+	at          time.Time
+	cpu, mem, n int64
+	launch      bool // a launch (or a NodeClaim's creation): what Karpenter decided against the limits
+}
+
+func (s *limitSpan) add(from time.Time, to *time.Time, cpu, mem int64) {
+	s.edges = append(s.edges, limitEdge{from, cpu, mem, 1, true})
+	if to != nil {
+		s.edges = append(s.edges, limitEdge{*to, -cpu, -mem, -1, false})
+	}
+}
+
+// peaks walks the edges in time order and returns the highest capacity right after a launch
+// before since (history: the limits did not exist yet) and from since on (judged), with
+// when each judged peak came and how many launches were judged.
+func (s *limitSpan) peaks(since time.Time) (before, after limitPeak, judged int) {
+	sort.SliceStable(s.edges, func(i, j int) bool {
+		if !s.edges[i].at.Equal(s.edges[j].at) {
+			return s.edges[i].at.Before(s.edges[j].at)
+		}
+		return !s.edges[i].launch && s.edges[j].launch // what ends at a launch's moment has left
+	})
+	var cpu, mem, n int64
+	for _, e := range s.edges {
+		cpu, mem, n = cpu+e.cpu, mem+e.mem, n+e.n
+		if !e.launch {
+			continue
+		}
+		p := &before
+		if !e.at.Before(since.Add(-clockSlack)) {
+			p = &after
+			judged++
+		}
+		if cpu > p.cpu || (cpu == p.cpu && mem > p.mem) {
+			p.cpu, p.at, p.n = cpu, e.at, n
+		}
+		p.mem = max(p.mem, mem)
+	}
+	return before, after, judged
+}
+
+// limitPeak is the most capacity a pool held at once, and when.
+type limitPeak struct {
+	cpu, mem int64 // millicores, bytes
+	n        int64 // machines (or NodeClaims) at the CPU peak
+	at       time.Time
+}
+
+func (p limitPeak) String() string {
+	return fmt.Sprintf("%s vCPU / %.0fGi memory", resource.NewMilliQuantity(p.cpu, resource.DecimalSI), float64(p.mem)/(1<<30))
+}
+
+// over lists what of the peak exceeds the pool's limits.
+func (p limitPeak) over(limits karpv1.Limits) []string {
+	var out []string
+	if q, ok := limits[corev1.ResourceCPU]; ok && !q.IsZero() && p.cpu > q.MilliValue() {
+		out = append(out, fmt.Sprintf("cpu %s over its limit %s", resource.NewMilliQuantity(p.cpu, resource.DecimalSI), q.String()))
+	}
+	if q, ok := limits[corev1.ResourceMemory]; ok && !q.IsZero() && p.mem > q.Value() {
+		out = append(out, fmt.Sprintf("memory %s over its limit %s", resource.NewQuantity(p.mem, resource.BinarySI), q.String()))
+	}
+	return out
+}
+
+// limitsContext is the history line for capacity launched before the limits took effect.
+func limitsContext(before limitPeak, since time.Time) []string {
+	if before.cpu == 0 && before.mem == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("before the limits took effect at %s: peak %s (%s; not judged: no limit bound it then)", stamp(&since), before, stamp(&before.at))}
+}
+
+// checkWithinLimits: since the pool's limits took effect, no launch took its running
+// instances past them. What ran before they existed is history, reported as such.
 func checkWithinLimits(g *Grading, pool string) Check {
 	const id, title = "limits-respected", "The machines stayed within the NodePool's aggregate limits"
 	np, ok := g.nodePool(pool)
 	if !ok || len(np.Spec.Limits) == 0 {
 		return fail(id, title, "the NodePool sets no limits to respect", "Add spec.limits (cpu, memory) to the NodePool.")
 	}
-	// The peak of concurrently running capacity, from launch and termination times.
-	type edge struct {
-		at        time.Time
-		cpu, mem  int64
-		instances int
-	}
 	// An instance counts until it terminates, or earlier once Karpenter stopped counting its
 	// NodeClaim (a disruption replacement overlaps the machine it replaces: claimsLeft).
 	left := claimsLeft(g)
-	var edges []edge
+	var span limitSpan
+	var nowCPU, nowMem int64
 	for _, in := range g.Evidence.InstancesOfPool(pool) {
 		cpu, mem := instanceCapacity(in.Type)
-		edges = append(edges, edge{in.LaunchTime, cpu, mem, 1})
 		end := in.TerminatedAt
 		if t, ok := left[in.NodeClaim]; ok && in.NodeClaim != "" && (end == nil || t.Before(*end)) {
 			end = &t
 		}
-		if end != nil {
-			edges = append(edges, edge{*end, -cpu, -mem, -1})
+		span.add(in.LaunchTime, end, cpu*1000, mem)
+		if end == nil {
+			nowCPU, nowMem = nowCPU+cpu*1000, nowMem+mem
 		}
 	}
-	sort.Slice(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })
-	var cpu, mem, peakCPU, peakMem int64
-	for _, e := range edges {
-		cpu, mem = cpu+e.cpu, mem+e.mem
-		peakCPU, peakMem = max(peakCPU, cpu), max(peakMem, mem)
+	since := g.limitsSince(pool)
+	before, after, judged := span.peaks(since)
+	limits := fmt.Sprintf("limits cpu %s / memory %s", dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
+	context := limitsContext(before, since)
+	if judged == 0 {
+		current := limitPeak{cpu: nowCPU, mem: nowMem}
+		reason := fmt.Sprintf("no machine launched since the limits took effect (%s); %s run now against %s", stamp(&since), current, limits)
+		if over := current.over(np.Spec.Limits); len(over) > 0 {
+			return failWith(id, title, reason,
+				"The machines over the limits were launched before the limits existed; Karpenter launches nothing while the pool is over them, and consolidation removes them once the demand is gone (karplab time skip 5m).",
+				over, context)
+		}
+		return pass(id, title, reason, context...)
 	}
-	limitCPU, limitMem := np.Spec.Limits[corev1.ResourceCPU], np.Spec.Limits[corev1.ResourceMemory]
-	reason := fmt.Sprintf("peak %d vCPU / %s memory against limits cpu %s / memory %s",
-		peakCPU, resource.NewQuantity(peakMem, resource.BinarySI).String(), limitCPU.String(), limitMem.String())
-	if (limitCPU.IsZero() || peakCPU <= limitCPU.Value()) && (limitMem.IsZero() || peakMem <= limitMem.Value()) {
-		return pass(id, title, reason)
+	reason := fmt.Sprintf("since the limits took effect (%s): peak %s at %s against %s", stamp(&since), after, stamp(&after.at), limits)
+	if over := after.over(np.Spec.Limits); len(over) > 0 {
+		return failWith(id, title, reason,
+			"Karpenter counts a NodeClaim against the limits when it creates it, so its own launches stay within them: aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values="+pool+" shows what else launched with the pool's tags.",
+			over, context)
 	}
-	return fail(id, title, reason, "Karpenter counts a NodeClaim against the limits once it launches; over-limit capacity means another actor launched into this pool.")
+	return pass(id, title, reason, context...)
 }
 
-// checkGoverned: instances run IMDSv2-only, and their root volumes are encrypted.
+// quantity is a resource list's entry as text ("" when absent).
+func quantity(l karpv1.Limits, name corev1.ResourceName) string {
+	if q, ok := l[name]; ok {
+		return q.String()
+	}
+	return ""
+}
+
+// gone reports whether an instance no longer runs: history, for the checks of what runs now.
+func gone(in evidence.InstanceRow) bool {
+	return in.State == "terminated" || in.State == "shutting-down"
+}
+
+// replacedBy says when an instance went and what removed it: its NodeClaim's disruption
+// (drift, consolidation) or who terminated it.
+func replacedBy(ev *evidence.Evidence, in evidence.InstanceRow) string {
+	why := "terminated by " + terminator(in.TerminatedBy)
+	if nc, ok := ev.NodeClaim(in.NodeClaim); ok && nc.DisruptionReason != "" {
+		why = fmt.Sprintf("replaced: Karpenter disrupted NodeClaim %s (%s)", nc.Name, nc.DisruptionReason)
+	}
+	return fmt.Sprintf("%s at %s", why, hmsPtr(in.TerminatedAt))
+}
+
+// checkGoverned: the pool's running instances are IMDSv2-only and their root volumes are
+// encrypted. Machines already replaced are history: listed as fixed, not judged.
 func checkGoverned(ev *evidence.Evidence, pool string) Check {
 	const id, title = "machines-governed", "Every machine is governed: encrypted root volume, IMDSv2 required"
 	instances := ev.InstancesOfPool(pool)
 	if len(instances) == 0 {
 		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.")
 	}
-	var bad, good []string
+	var bad, good, fixed []string
+	live := 0
 	for _, in := range instances {
-		if in.HTTPTokens != "required" && in.State != "terminated" {
-			bad = append(bad, fmt.Sprintf("%s: metadata httpTokens %s (IMDSv1 allowed)", in.ID, dash(in.HTTPTokens)))
+		var problems []string
+		if in.HTTPTokens != "required" {
+			problems = append(problems, fmt.Sprintf("metadata httpTokens %s (IMDSv1 allowed)", dash(in.HTTPTokens)))
 		}
 		for _, v := range in.Volumes {
 			switch {
 			case v.Encrypted == nil:
 				// deleted before grading; the launch call's other volumes still tell
 			case !*v.Encrypted:
-				bad = append(bad, fmt.Sprintf("%s: volume %s is not encrypted", in.ID, v.ID))
-			default:
+				problems = append(problems, fmt.Sprintf("volume %s is not encrypted", v.ID))
+			case !gone(in):
 				good = append(good, fmt.Sprintf("%s: %s %dGiB %s encrypted, httpTokens %s", in.ID, v.ID, v.SizeGiB, v.Type, in.HTTPTokens))
 			}
 		}
+		switch {
+		case gone(in) && len(problems) > 0:
+			fixed = append(fixed, fmt.Sprintf("fixed: %s (launched %s) had %s; %s", in.ID, stamp(&in.LaunchTime), strings.Join(problems, ", "), replacedBy(ev, in)))
+		case !gone(in):
+			live++
+			for _, p := range problems {
+				bad = append(bad, in.ID+": "+p)
+			}
+		}
+	}
+	if live == 0 {
+		return failWith(id, title, "no instance of NodePool "+pool+" runs now", "Stage the workload: Karpenter launches machines for its Pending pods.", nil, first(fixed, 4))
 	}
 	if len(bad) == 0 {
-		return pass(id, title, fmt.Sprintf("%d instances checked on the EC2 side", len(instances)), first(good, 3)...)
+		return pass(id, title, fmt.Sprintf("%s running, checked on the EC2 side", nouns(live, "instance")), append(first(good, 3), first(fixed, 4)...)...)
 	}
-	return fail(id, title, fmt.Sprintf("%d problems on the EC2 side", len(bad)),
-		"Set blockDeviceMappings[].ebs.encrypted: true and metadataOptions.httpTokens: required in the EC2NodeClass; Karpenter replaces drifted nodes.", first(bad, 6)...)
+	return failWith(id, title, fmt.Sprintf("%d problems on the EC2 side", len(bad)),
+		"Set blockDeviceMappings[].ebs.encrypted: true and metadataOptions.httpTokens: required in the EC2NodeClass; Karpenter replaces drifted nodes (kubectl get nodeclaims -w), then check again.",
+		first(bad, 6), first(fixed, 4))
 }
 
-// checkCostTags: every instance, volume and ENI of the pool carries the cost-allocation tags.
+// checkCostTags: every running instance of the pool, and every volume and network interface
+// that still exists, carries the cost-allocation tags. Machines already replaced are history.
 func checkCostTags(ev *evidence.Evidence, pool string) Check {
 	const id, title = "cost-tags", "Cost tags (application, environment, owner) are on every instance, volume and network interface"
 	instances := ev.InstancesOfPool(pool)
 	if len(instances) == 0 {
 		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.")
 	}
-	var missing []string
+	var missing, fixed []string
 	resources := 0
-	lacks := func(what string, tags map[string]string) {
+	lacks := func(what string, tags map[string]string) string {
 		var keys []string
 		for _, k := range evidence.CostTagKeys {
 			if tags[k] == "" {
 				keys = append(keys, k)
 			}
 		}
-		if len(keys) > 0 {
-			missing = append(missing, fmt.Sprintf("%s lacks %s", what, strings.Join(keys, ", ")))
+		if len(keys) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s lacks %s", what, strings.Join(keys, ", "))
+	}
+	judge := func(what string, tags map[string]string) {
+		resources++
+		if l := lacks(what, tags); l != "" {
+			missing = append(missing, l)
 		}
 	}
 	for _, in := range instances {
-		resources++
-		lacks("instance "+in.ID, in.Tags)
+		if gone(in) {
+			if l := lacks("instance "+in.ID, in.Tags); l != "" {
+				fixed = append(fixed, fmt.Sprintf("fixed: %s (launched %s); %s", l, stamp(&in.LaunchTime), replacedBy(ev, in)))
+			}
+		} else {
+			judge("instance "+in.ID, in.Tags)
+		}
 		for _, v := range in.Volumes {
-			if v.Tags != nil {
-				resources++
-				lacks("volume "+v.ID, v.Tags)
+			if v.Tags != nil && !v.Deleted {
+				judge("volume "+v.ID, v.Tags)
 			}
 		}
 		for _, n := range in.ENIs {
 			if !n.Deleted {
-				resources++
-				lacks("network interface "+n.ID, n.Tags)
+				judge("network interface "+n.ID, n.Tags)
 			}
 		}
+	}
+	if resources == 0 {
+		return failWith(id, title, "no resource of NodePool "+pool+" exists now", "Stage the workload: Karpenter launches machines for its Pending pods.", nil, first(fixed, 4))
 	}
 	if len(missing) == 0 {
 		var groups []string
@@ -361,10 +598,11 @@ func checkCostTags(ev *evidence.Evidence, pool string) Check {
 				groups = append(groups, fmt.Sprintf("%s=%s: $%.6f", k, orNone(g.Value), g.USD))
 			}
 		}
-		return pass(id, title, fmt.Sprintf("%d resources tagged", resources), groups...)
+		return pass(id, title, fmt.Sprintf("%d resources tagged", resources), append(groups, first(fixed, 4)...)...)
 	}
-	return fail(id, title, fmt.Sprintf("%d of %d resources lack cost tags", len(missing), resources),
-		"Put application, environment and owner under the EC2NodeClass's spec.tags; Karpenter tags instances, volumes and interfaces with them.", first(missing, 6)...)
+	return failWith(id, title, fmt.Sprintf("%d of %d resources lack cost tags", len(missing), resources),
+		"Put application, environment and owner under the EC2NodeClass's spec.tags; Karpenter tags the instances, volumes and interfaces it launches, and replaces the drifted ones (kubectl get nodeclaims -w).",
+		first(missing, 6), first(fixed, 4))
 }
 
 // checkNoLeaks: every instance tagged for the cluster has a NodeClaim.

@@ -524,18 +524,21 @@ func checkAvailabilityHeld(g *Grading, required int) Check {
 	if !ok {
 		return fail(id, title, fmt.Sprintf("the render workers never had %d available pods", required), "Stage the lab and apply the NodePool first.")
 	}
-	var dips []string
-	for _, s := range steps {
-		if s.At.Before(at.Add(-time.Minute)) {
-			continue
-		}
-		if len(dips) < 8 {
-			dips = append(dips, fmt.Sprintf("%s: %d available", hms(s.At), s.Available))
-		}
-	}
 	if low < required {
-		return fail(id, title, fmt.Sprintf("only %d render workers were available at %s", low, hms(at)),
-			"A PodDisruptionBudget makes Karpenter's drain wait; with a 100% budget Karpenter drains every node at once.", dips...)
+		var dips, around []string
+		for _, s := range steps {
+			if s.At.Before(at.Add(-time.Minute)) {
+				continue
+			}
+			line := fmt.Sprintf("%s: %d available", hms(s.At), s.Available)
+			if s.Available < required && len(dips) < 6 {
+				dips = append(dips, line+fmt.Sprintf(" (fewer than %d)", required))
+			} else if s.Available >= required && len(around) < 6 {
+				around = append(around, line)
+			}
+		}
+		return failWith(id, title, fmt.Sprintf("only %d render workers were available at %s", low, hms(at)),
+			"A PodDisruptionBudget makes Karpenter's drain wait; with a 100% budget Karpenter drains every node at once.", dips, around)
 	}
 	return pass(id, title, fmt.Sprintf("never fewer than %d available since the peak; last that low at %s", low, hms(at)))
 }

@@ -37,7 +37,7 @@ func TestChainOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, order := checkChains(tt.ev, tt.ev.Pods)
+			_, order := checkChains(&Grading{Evidence: tt.ev, hist: evidence.DecodeHistory(nil)}, tt.ev.Pods)
 			if order.Passed != tt.pass || !strings.Contains(order.Reason, tt.wantReason) {
 				t.Errorf("order check passed %t (%q %v), want %t with %q", order.Passed, order.Reason, order.Evidence, tt.pass, tt.wantReason)
 			}

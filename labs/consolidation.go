@@ -112,8 +112,8 @@ func checkConsolidated(g *Grading, claims, consolidated []claimLife) Check {
 		}
 	}
 	if len(pending) > 0 {
-		return fail(id, title, fmt.Sprintf("consolidation still under way: %s being removed", strings.Join(pending, ", ")),
-			"Wait a little and check again: kubectl get nodeclaims -w", proofs...)
+		return failWith(id, title, fmt.Sprintf("consolidation still under way: %s being removed", strings.Join(pending, ", ")),
+			"Wait a little and check again: kubectl get nodeclaims -w", nil, proofs)
 	}
 	var underused []string
 	for i, n := range live {
@@ -122,9 +122,9 @@ func checkConsolidated(g *Grading, claims, consolidated []claimLife) Check {
 		}
 	}
 	if len(underused) > 0 {
-		return fail(id, title, fmt.Sprintf("%d of %d remaining nodes are underutilized: their pods fit elsewhere", len(underused), len(live)),
+		return failWith(id, title, fmt.Sprintf("%d of %d remaining nodes are underutilized: their pods fit elsewhere", len(underused), len(live)),
 			"WhenEmpty removes only nodes with no pods at all; WhenEmptyOrUnderutilized also moves the pods of underutilized nodes and removes them.",
-			append(underused, proofs...)...)
+			underused, proofs)
 	}
 	return pass(id, title, fmt.Sprintf("%d NodeClaims consolidated: %d nodes at the peak, %d now, none of them removable", len(consolidated), peak, len(live)), proofs...)
 }
@@ -166,9 +166,9 @@ func checkDisruptionBudget(g *Grading, claims []claimLife) Check {
 		}
 	}
 	if len(problems) > 0 {
-		return fail(id, title, fmt.Sprintf("%d budget problems", len(problems)),
+		return failWith(id, title, fmt.Sprintf("%d budget problems", len(problems)),
 			`Set spec.disruption.budgets to [{nodes: "20%"}], the seed's budget: Karpenter then disrupts at most that share of the pool's nodes at once (rounded up).`,
-			append(problems, proofs...)...)
+			problems, proofs)
 	}
 	return pass(id, title, fmt.Sprintf("at most %d NodeClaim disrupted at once; the budgets allow %d of %d nodes", maxAtOnce, want, peak), proofs...)
 }
@@ -211,8 +211,8 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 	}
 	proofs, missing := matchReplacements(displaced, pods)
 	if len(missing) > 0 {
-		return fail(id, title, fmt.Sprintf("%d of %d displaced pods were not replaced", len(missing), len(displaced)),
-			"kubectl get pods -n ziba -o wide; kubectl describe pod shows why a replacement waits.", append(missing, proofs...)...)
+		return failWith(id, title, fmt.Sprintf("%d of %d displaced pods were not replaced", len(missing), len(displaced)),
+			"kubectl get pods -n ziba -o wide; kubectl describe pod shows why a replacement waits.", missing, proofs)
 	}
 	return pass(id, title, fmt.Sprintf("%d displaced pods replaced by running pods", len(displaced)), proofs...)
 }
@@ -273,8 +273,8 @@ func checkCleanedUp(ev *evidence.Evidence, consolidated []claimLife) Check {
 		good = append(good, c.Name+": "+machineGone(in))
 	}
 	if len(bad) > 0 {
-		return fail(id, title, fmt.Sprintf("%d of %d consolidated machines are not fully gone", len(bad), len(consolidated)),
-			"aws ec2 describe-instances / describe-volumes / describe-network-interfaces: a volume without deleteOnTermination outlives its instance.", bad...)
+		return failWith(id, title, fmt.Sprintf("%d of %d consolidated machines are not fully gone", len(bad), len(consolidated)),
+			"aws ec2 describe-instances / describe-volumes / describe-network-interfaces: a volume without deleteOnTermination outlives its instance.", bad, good)
 	}
 	return pass(id, title, fmt.Sprintf("%d machines terminated with their volumes and interfaces", len(consolidated)), good...)
 }

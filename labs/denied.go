@@ -152,7 +152,7 @@ no launch request and no instance, and the denied launch in the audit trail.`,
 
 func gradeDenied(g *Grading) []Check {
 	ev := g.Evidence
-	chain, _ := checkChains(ev, ev.PodsOf(zibaNamespace, renderWorker))
+	chain, _ := checkChains(g, ev.PodsOf(zibaNamespace, renderWorker))
 	checks := []Check{checkRunning(ev, zibaNamespace, renderWorker, deniedRenderReplicas), chain}
 	for _, fp := range forbiddenPods {
 		checks = append(checks, checkDeniedPod(g, fp))
@@ -188,7 +188,7 @@ func (g *Grading) podByName(ns, name string) (*evidence.Versions[corev1.Pod], ev
 // checkDeniedPod: the pod is Pending with Karpenter's quoted mismatch, and nothing was bought
 // for it: no NodeClaim, no launch request, no instance.
 func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
-	_, row, ok := g.podByName(zibaNamespace, fp.name)
+	v, row, ok := g.podByName(zibaNamespace, fp.name)
 	if !ok {
 		return fail(fp.id, fp.title, fmt.Sprintf("pod %s/%s was never created", zibaNamespace, fp.name),
 			"Stage the lab: karplab lab run "+deniedLab)
@@ -207,13 +207,15 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	mismatch := row.KarpenterMessage
 	if why := g.nodePoolNotReady(generalPool); mismatch == "" && len(p.problems) == 0 && why != "" {
 		return fail(fp.id, fp.title, "the pod waits unexplained: Karpenter ignores the NodePool, so no bound of it refused the pod",
-			"kubectl describe ec2nodeclass "+generalPool+": the provider's DryRun launch was refused by the controller's policy; bound the NodePool inside it (instance categories, zones).",
-			why)
+			g.notReadyHint(v.Last()), why)
 	}
 	if mismatch == "" && len(p.problems) == 0 {
-		return fail(fp.id, fp.title, "the pod waits, but Karpenter has not explained why yet (no FailedScheduling event from karpenter)",
-			"Karpenter explains a pod only once a NodePool exists: apply nodepool.yaml, then kubectl describe pod -n ziba "+fp.name,
-			"scheduler: "+dash(row.PendingReason))
+		hint := "Karpenter explains a pod only once a NodePool exists: apply nodepool.yaml, then kubectl describe pod -n ziba " + fp.name
+		if len(g.liveNodePools()) > 0 {
+			hint = "Karpenter explains a pod within a few seconds of its next scheduling round: check again, or kubectl describe pod -n ziba " + fp.name
+		}
+		return failWith(fp.id, fp.title, "the pod waits, but Karpenter has not explained why yet (no FailedScheduling event from karpenter)",
+			hint, nil, []string{"scheduler: " + dash(row.PendingReason)})
 	}
 	evidence := []string{fmt.Sprintf("pod %s (uid %s, requests %s)", row.Name, row.UID, dash(row.Requests))}
 	if mismatch != "" {
@@ -229,9 +231,9 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	if len(p.problems) == 0 {
 		return pass(fp.id, fp.title, "Pending with an explained mismatch; no NodeClaim, no launch request and no instance for it under the current NodePool", evidence...)
 	}
-	return fail(fp.id, fp.title, fmt.Sprintf("capacity was pursued for a forbidden pod: %s", p.problems[0]),
+	return failWith(fp.id, fp.title, fmt.Sprintf("capacity was pursued for a forbidden pod: %s", p.problems[0]),
 		"Bound the NodePool so Karpenter cannot synthesise this capacity at all (kubectl describe nodepool ziba-general), and check aws ec2 describe-instances.",
-		append(evidence, first(p.problems, 5)...)...)
+		first(p.problems, 5), evidence)
 }
 
 // pursuit sorts the capacity pursued for a forbidden pod into what is graded and what is
@@ -610,6 +612,20 @@ func (g *Grading) nodePoolNotReady(name string) string {
 		return poolNotReady(np, g.liveNodeClass(poolClassName(np)))
 	}
 	return ""
+}
+
+// notReadyHint says what to fix when Karpenter ignores the lab's NodePool: the NodePool's
+// bounds only where it still admits pod; otherwise the EC2NodeClass, whose DryRun launches
+// the controller's policy refuses.
+func (g *Grading) notReadyHint(pod corev1.Pod) string {
+	const govern = "govern the EC2NodeClass as the policy requires (the cost tags application, environment and owner under spec.tags, encrypted volumes, httpTokens: required): " +
+		"karplab ec2 audit --error UnauthorizedOperation and karplab ec2 decode name what it refused"
+	for _, np := range g.liveNodePools() {
+		if np.Name == generalPool && nodePoolRefuses(np, &pod) == "" {
+			return "kubectl describe ec2nodeclass " + generalPool + ": the provider's DryRun launch was refused by the controller's policy. Bound the NodePool inside the policy (instance categories, zones) and " + govern + "."
+		}
+	}
+	return "NodePool " + generalPool + " already refuses this pod; Karpenter ignores it only because the provider's DryRun launch was refused (kubectl describe ec2nodeclass " + generalPool + "): " + govern + "."
 }
 
 // liveNodeClass is the EC2NodeClass named, as the history last saw it (nil when gone).

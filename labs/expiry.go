@@ -87,8 +87,8 @@ func checkExpired(g *Grading) Check {
 			"Karpenter expires a NodeClaim once it is expireAfter old: has the month passed? karplab time skip 30d", overdue...)
 	}
 	if len(expired) == 0 {
-		return fail(id, title, fmt.Sprintf("no machine of %s reached expireAfter %s yet", generalPool, ttl),
-			"Let the month pass: karplab time skip 30d. kubectl get nodeclaims -w shows Karpenter replace them.", early...)
+		return failWith(id, title, fmt.Sprintf("no machine of %s reached expireAfter %s yet", generalPool, ttl),
+			"Let the month pass: karplab time skip 30d. kubectl get nodeclaims -w shows Karpenter replace them.", nil, early)
 	}
 	replacements := 0
 	for _, c := range g.claimLives(generalPool) {
@@ -97,9 +97,9 @@ func checkExpired(g *Grading) Check {
 		}
 	}
 	if replacements == 0 {
-		return fail(id, title, fmt.Sprintf("%d machines expired, and none took their place", len(expired)),
+		return failWith(id, title, fmt.Sprintf("%d machines expired, and none took their place", len(expired)),
 			"The workers' pods go Pending when their machines drain; Karpenter launches new ones for them: kubectl get nodeclaims -w",
-			expired...)
+			nil, expired)
 	}
 	return pass(id, title, fmt.Sprintf("%d machines expired at expireAfter %s; %d new ones run the workers", len(expired), ttl, replacements),
 		append(expired, early...)...)

@@ -36,7 +36,7 @@ encrypted disks, IMDSv2 and cost tags on the EC2 side.`,
 		Grade: func(g *Grading) []Check {
 			ev := g.Evidence
 			pods := ev.PodsOf(zibaNamespace, renderWorker)
-			chain, order := checkChains(ev, pods)
+			chain, order := checkChains(g, pods)
 			return []Check{
 				checkRunning(ev, zibaNamespace, renderWorker, renderReplicas, courseExample),
 				chain,

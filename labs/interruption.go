@@ -17,6 +17,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/trail"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -218,8 +219,8 @@ func checkWarned(g *Grading, r interruption) Check {
 		ev = append(ev, "workers on it: "+strings.Join(r.Workers, ", "))
 	}
 	if r.Claim == nil {
-		return fail("interruption-warned", titleWarned, reason+", but no NodeClaim ever named it",
-			"Stage the interruption with karplab lab run interruption while the workers run on Karpenter's machines.", ev...)
+		return failWith("interruption-warned", titleWarned, reason+", but no NodeClaim ever named it",
+			"Stage the interruption with karplab lab run interruption while the workers run on Karpenter's machines.", nil, ev)
 	}
 	return pass("interruption-warned", titleWarned, reason, ev...)
 }
@@ -298,14 +299,14 @@ func checkWarningHandled(g *Grading, r interruption) Check {
 	ev = append(ev, g.karpenterSaid(r)...)
 	switch {
 	case r.ByEC2:
-		return fail("warning-handled", titleHandled, fmt.Sprintf("EC2 reclaimed %s at %s: Karpenter had not terminated it by the deadline", r.Instance.ID, r.since(r.Lost)),
-			"Karpenter reads the warning from its interruption queue: is it configured (settings.interruptionQueue), and did the drain finish? kubectl get events -A | grep -i interrupt", ev...)
+		return failWith("warning-handled", titleHandled, fmt.Sprintf("EC2 reclaimed %s at %s: Karpenter had not terminated it by the deadline", r.Instance.ID, r.since(r.Lost)),
+			"Karpenter reads the warning from its interruption queue: is it configured (settings.interruptionQueue), and did the drain finish? kubectl get events -A | grep -i interrupt", nil, ev)
 	case r.Claim.DeletionRequested == nil:
-		return fail("warning-handled", titleHandled, fmt.Sprintf("NodeClaim %s is not being deleted %s after the warning", r.Claim.Name, r.since(g.Snapshot.TakenAt)),
-			"Karpenter polls its interruption queue every few seconds: wait a little (kubectl get nodeclaims -w).", ev...)
+		return failWith("warning-handled", titleHandled, fmt.Sprintf("NodeClaim %s is not being deleted %s after the warning", r.Claim.Name, r.since(g.Snapshot.TakenAt)),
+			"Karpenter polls its interruption queue every few seconds: wait a little (kubectl get nodeclaims -w).", nil, ev)
 	case r.Lost.IsZero():
-		return fail("warning-handled", titleHandled, fmt.Sprintf("%s still runs %s after the warning; the drain is not done", r.Instance.ID, r.since(g.Snapshot.TakenAt)),
-			"kubectl describe node "+r.Node+" shows what the drain waits on (a PodDisruptionBudget, a do-not-disrupt pod).", ev...)
+		return failWith("warning-handled", titleHandled, fmt.Sprintf("%s still runs %s after the warning; the drain is not done", r.Instance.ID, r.since(g.Snapshot.TakenAt)),
+			"kubectl describe node "+r.Node+" shows what the drain waits on (a PodDisruptionBudget, a do-not-disrupt pod).", nil, ev)
 	}
 	ev = append(ev, fmt.Sprintf("%s %s terminated by Karpenter (TerminateInstances), %s before EC2's reclaim", r.since(r.Lost), r.Instance.ID, r.Deadline.Sub(r.Lost).Round(time.Second)))
 	return pass("warning-handled", titleHandled, fmt.Sprintf("NodeClaim %s deleted and %s terminated %s after the warning, before the reclaim at %s",
@@ -343,33 +344,65 @@ func checkBlastRadius(g *Grading, r interruption) Check {
 	placement := g.workerPlacement(r.Warned)
 	reason := fmt.Sprintf("the interrupted machine ran %d of the %d render workers", len(r.Workers), intReplicas)
 	if len(r.Workers) > intReplicas-intRequired {
-		return fail("blast-radius", titleBlast, reason,
-			"Spread the workers (topologySpreadConstraints on topology.kubernetes.io/zone, maxSkew 1, DoNotSchedule): Karpenter then buys a machine per zone and one loss takes one worker.",
-			placement...)
+		return failWith("blast-radius", titleBlast, reason,
+			"Spread the workers (topologySpreadConstraints on topology.kubernetes.io/zone, maxSkew 1, DoNotSchedule): Karpenter then buys a machine per zone and one loss takes one worker."+eventHint,
+			nil, placement)
 	}
 	return pass("blast-radius", titleBlast, reason, placement...)
 }
 
+// eventHint is what every check of the interruption adds to its hint when it fails: the
+// interruption happened with the workload and NodePool as they were then.
+const eventHint = " The interruption is an event: it happened with the workers and the NodePool as they were then, and a fix applied since cannot change it. " +
+	"To try your fix: karplab reset, karplab lab run interruption, apply your nodepool.yaml and workload.yaml, wait for the three workers, then karplab lab run interruption again."
+
+// availableAt is how many pods were available at t: the count of the last step at or before it.
+func availableAt(steps []availStep, t time.Time) int {
+	n := 0
+	for _, s := range steps {
+		if s.At.After(t) {
+			break
+		}
+		n = s.Available
+	}
+	return n
+}
+
+// checkAvailabilityThroughLoss: from the warning on, at least intRequired workers served:
+// when it came, and after every change since.
 func checkAvailabilityThroughLoss(g *Grading, r interruption, steps []availStep) Check {
 	title := fmt.Sprintf(titleAvailability, intRequired)
-	low, at, ok := lowestAfterPeak(steps, intRequired)
-	var ev []string
+	low, lowAt := availableAt(steps, r.Warned), r.Warned
+	var problems, ev []string
+	line := func(at time.Time, n int) {
+		text := fmt.Sprintf("%s: %d available", r.since(at), n)
+		if at.Equal(r.Warned) {
+			text = fmt.Sprintf("at the warning: %d available", n)
+		}
+		if n < intRequired {
+			problems = append(problems, text+fmt.Sprintf(" (fewer than %d)", intRequired))
+		} else if len(ev) < 8 {
+			ev = append(ev, text)
+		}
+	}
+	line(r.Warned, low)
 	for _, s := range steps {
-		if !s.At.Before(r.Warned) && len(ev) < 8 {
-			ev = append(ev, fmt.Sprintf("%s: %d available", r.since(s.At), s.Available))
+		if !s.At.After(r.Warned) {
+			continue
+		}
+		line(s.At, s.Available)
+		if s.Available < low {
+			low, lowAt = s.Available, s.At
 		}
 	}
 	if short := shortfall(steps, r.Warned, intReplicas); short > 0 {
-		ev = append(ev, fmt.Sprintf("fewer than %d workers served for %s in all after the warning", intReplicas, short))
-	}
-	if !ok {
-		return fail("availability-held", title, fmt.Sprintf("the render workers never had %d available pods", intRequired), "Stage the lab and apply the NodePool first.", ev...)
+		ev = append(ev, fmt.Sprintf("fewer than all %d workers served for %s in all after the warning", intReplicas, short))
 	}
 	if low < intRequired {
-		return fail("availability-held", title, fmt.Sprintf("only %d render workers served from %s", low, r.since(at)),
-			"One machine held too many workers: spread them across zones so the interruption takes one.", ev...)
+		return failWith("availability-held", title, fmt.Sprintf("only %d render workers served from %s", low, r.since(lowAt)),
+			"One machine held too many workers: spread them across zones so the interruption takes one."+eventHint, first(problems, 6), ev)
 	}
-	return pass("availability-held", title, fmt.Sprintf("never fewer than %d serving; last that low at %s", low, r.since(at)), ev...)
+	return pass("availability-held", title, fmt.Sprintf("never fewer than %d serving from the warning on; %d at the warning", low, availableAt(steps, r.Warned)), ev...)
 }
 
 // shortfall is how long, after t, fewer than want pods were available.
@@ -457,9 +490,9 @@ func checkCapacityReplaced(g *Grading, r interruption) Check {
 		if len(failed) > 0 {
 			reason += fmt.Sprintf("; %d launch attempts found no capacity", len(failed))
 		}
-		return fail("capacity-replaced", titleReplaced, reason,
-			`Spot capacity is gone with the interrupted machine: allow on-demand too (karpenter.sh/capacity-type In ["spot", "on-demand"]) and Karpenter falls back when spot launches fail.`,
-			append(first(failed, 4), proofs...)...)
+		return failWith("capacity-replaced", titleReplaced, reason,
+			`Spot capacity is gone with the interrupted machine: allow on-demand too (karpenter.sh/capacity-type In ["spot", "on-demand"]) and Karpenter falls back when spot launches fail.`+eventHint,
+			first(failed, 4), proofs)
 	}
 	return pass("capacity-replaced", titleReplaced, nouns(len(ready), "replacement NodeClaim")+" initialized before the reclaim", append(proofs, first(failed, 3)...)...)
 }
@@ -516,15 +549,14 @@ func checkRecoveryTimeline(g *Grading, r interruption, steps []availStep) Check 
 	for _, s := range timeline {
 		if s.at == nil {
 			missing = append(missing, s.what)
-			notYet = append(notYet, "-- "+s.what+": not yet")
+			notYet = append(notYet, s.what+": not yet")
 			continue
 		}
 		ev = append(ev, fmt.Sprintf("%s %s (%s)", r.since(*s.at), s.what, hms(*s.at)))
 	}
-	ev = append(ev, notYet...)
 	if len(missing) > 0 {
-		return fail("recovery-timeline", titleRecovery, fmt.Sprintf("not recovered: %s missing", strings.Join(missing, ", ")),
-			"kubectl get pods -n ziba -o wide and kubectl get nodeclaims show where recovery stopped; pending pods' events say why.", ev...)
+		return failWith("recovery-timeline", titleRecovery, fmt.Sprintf("not recovered: %s missing", strings.Join(missing, ", ")),
+			"kubectl get pods -n ziba -o wide and kubectl get nodeclaims show where recovery stopped; pending pods' events say why.", notYet, ev)
 	}
 	return pass("recovery-timeline", titleRecovery, fmt.Sprintf("%d workers serving again %s after the warning; fewer served for %s in all", intReplicas,
 		r.since(*serving), shortfall(steps, r.Warned, intReplicas)), ev...)
@@ -540,6 +572,9 @@ func checkReclaimCleanedUp(g *Grading, r interruption) Check {
 
 func stageInterruption(ctx context.Context, e *Env, out io.Writer, opts StageOptions) error {
 	if opts.Solution {
+		if err := e.noEarlierInterruption(ctx); err != nil {
+			return err
+		}
 		if err := e.ApplySolution(ctx, interruptionLab, out); err != nil {
 			return err
 		}
@@ -555,6 +590,9 @@ func stageInterruption(ctx context.Context, e *Env, out io.Writer, opts StageOpt
 		}
 		fmt.Fprintf(out, "\nThe workers serve again. Grade it: karplab check %s; read it: karplab evidence\n", interruptionLab)
 		return nil
+	}
+	if err := e.noEarlierInterruption(ctx); err != nil {
+		return err
 	}
 	ready, err := e.twoStepReady(ctx, out, opts, interruptionLab, intReplicas, fmt.Sprintf(`
 Three render workers wait for machines. Your task (karplab lab get %s): complete workload.yaml
@@ -576,6 +614,23 @@ Watch what follows (Karpenter acts within seconds; EC2 reclaims in two minutes):
   aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=%s
 then karplab check %s
 `, zibaNamespace, generalPool, interruptionLab)
+	return nil
+}
+
+// noEarlierInterruption refuses a second interruption in one lab: the first left spot
+// capacity exhausted until a reset, so no spot machine could carry the workers again.
+func (e *Env) noEarlierInterruption(ctx context.Context) error {
+	warned, err := e.Admin.Audit(ctx, trail.AuditQuery{Action: fakeec2.ActionSpotWarning})
+	if err != nil {
+		return fmt.Errorf("reading the audit trail: %w", err)
+	}
+	for _, w := range warned {
+		if w.ErrorCode == "" {
+			return fmt.Errorf("EC2 already reclaimed a spot machine in this lab (%s at %s) and spot capacity stays exhausted until a reset: "+
+				"karplab reset, karplab lab run %s, apply your nodepool.yaml and workload.yaml, wait for the three workers, then karplab lab run %s again",
+				w.Parameters["InstanceId.1"], w.Time.Local().Format(time.TimeOnly), interruptionLab, interruptionLab)
+		}
+	}
 	return nil
 }
 

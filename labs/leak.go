@@ -251,18 +251,18 @@ func checkLeakCost(g *Grading, leaks []leakedInstance) Check {
 			}
 		}
 		total += usd
-		leaked := "-"
-		if !end.IsZero() {
-			leaked = end.Sub(l.Since).Round(time.Second).String()
+		leaked := "leaked for " + end.Sub(l.Since).Round(time.Second).String()
+		if end.IsZero() {
+			leaked = fmt.Sprintf("leaked %s ago and still running", g.Snapshot.TakenAt.Sub(l.Since).Round(time.Second))
 		}
-		costs = append(costs, fmt.Sprintf("%s (%s, $%.4f/h): $%.6f for instance and volumes, leaked for %s", l.ID, l.Type, l.PricePerHour, usd, leaked))
+		costs = append(costs, fmt.Sprintf("%s (%s, $%.4f/h): $%.6f for instance and volumes, %s", l.ID, l.Type, l.PricePerHour, usd, leaked))
 	}
 	if len(billing) == 0 {
 		return pass(id, title, fmt.Sprintf("the leak cost $%.6f before it stopped billing", total), costs...)
 	}
-	return fail(id, title, fmt.Sprintf("the leak is still billing: $%.6f so far", total),
+	return failWith(id, title, fmt.Sprintf("the leak is still billing: $%.6f so far", total),
 		"Billing stops when the instance shuts down and its volumes are deleted: terminate it.",
-		append(first(billing, 4), costs...)...)
+		first(billing, 4), costs)
 }
 
 // checkWorkloadIntact: the render workers still run, and no instance a live NodeClaim owns

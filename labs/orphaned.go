@@ -265,9 +265,9 @@ func checkOrphanBilling(g *Grading, orphans []orphan) Check {
 		costs = append(costs, fmt.Sprintf("%s %s: $%.6f/h for %s unused, $%.6f", o.Kind, o.ID, o.PricePerHour, o.Ended.Sub(o.Since).Round(time.Second), usd))
 	}
 	if len(billing) > 0 {
-		return fail(id, title, fmt.Sprintf("%d of %d orphaned volumes and snapshots still bill; $%.6f unused so far", len(billing), n, total),
+		return failWith(id, title, fmt.Sprintf("%d of %d orphaned volumes and snapshots still bill; $%.6f unused so far", len(billing), n, total),
 			"karplab ec2 billing lists every ledger entry and its rate (karplab ec2 billing --by-tag karpenter.sh/nodeclaim groups them); a volume or snapshot bills per GB-month until it is deleted.",
-			append(first(billing, 8), first(costs, 4)...)...)
+			first(billing, 8), first(costs, 4))
 	}
 	return pass(id, title, fmt.Sprintf("%d orphaned volumes and snapshots billed $%.6f while unused; none bills now", n, total), first(costs, 10)...)
 }
@@ -357,8 +357,8 @@ func checkNodeClassDeletes(g *Grading) Check {
 		return fail(id, title, fmt.Sprintf("%d machines launched since the fix keep volumes", len(bad)),
 			"aws ec2 describe-instances --query 'Reservations[].Instances[].BlockDeviceMappings' shows each attachment's DeleteOnTermination.", bad...)
 	case len(old) > 0:
-		return fail(id, title, fmt.Sprintf("%d machines launched before the fix at %s still run, and will keep their disks", len(old), hms(fixedAt)),
-			"Karpenter replaces machines whose EC2NodeClass drifted, within the disruption budget: kubectl get nodeclaims -w. Sweep the disks they leave after that.", append(old, good...)...)
+		return failWith(id, title, fmt.Sprintf("%d machines launched before the fix at %s still run, and will keep their disks", len(old), hms(fixedAt)),
+			"Karpenter replaces machines whose EC2NodeClass drifted, within the disruption budget: kubectl get nodeclaims -w. Sweep the disks they leave after that.", old, good)
 	case len(good) == 0:
 		return fail(id, title, "no machine of the pool was launched since the fix at "+hms(fixedAt),
 			"Karpenter replaces the drifted machines: kubectl get nodeclaims -w")
@@ -414,9 +414,9 @@ func checkInUseKept(g *Grading) Check {
 		}
 	}
 	if len(wrong) > 0 {
-		return fail(id, title, fmt.Sprintf("%d of your calls took something a live machine used", len(wrong)),
+		return failWith(id, title, fmt.Sprintf("%d of your calls took something a live machine used", len(wrong)),
 			"Delete only what is available (Name=status,Values=available) and snapshots of volumes no instance uses; never detach from a running node.",
-			append(wrong, first(fine, 4)...)...)
+			wrong, first(fine, 4))
 	}
 	return pass(id, title, fmt.Sprintf("your %d deletions touched only unused resources", len(fine)), first(fine, 12)...)
 }

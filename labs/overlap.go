@@ -23,7 +23,9 @@ import (
 const (
 	overlapLab = "nodepool-overlap"
 	// realtimePool is the costlier pool: on-demand only, for the preview API.
-	realtimePool          = "ziba-realtime"
+	realtimePool = "ziba-realtime"
+	// realtimeTaint is the taint the preview API tolerates: the fix that holds.
+	realtimeTaint         = "workload.ziba.dev/tier=realtime:NoSchedule"
 	previewAPI            = "ziba-preview-api"
 	overlapRenderReplicas = 4
 	previewReplicas       = 2
@@ -181,8 +183,8 @@ func checkPlacedByIntendedPool(g *Grading) Check {
 		return pass(id, title, fmt.Sprintf("%d pods, each on its own pool", len(right)), first(right, 6)...)
 	}
 	return fail(id, title, fmt.Sprintf("%d of %d pods are not on their own pool", len(wrong), len(pods)),
-		"kubectl get nodes -L karpenter.sh/nodepool shows which pool bought each node; keep the render workers off "+realtimePool+
-			" (a taint its own pods tolerate, or a higher weight for "+generalPool+"), then move the ones already there (a taint change drifts the nodes; a weight does not: kubectl delete nodeclaim for those)",
+		"kubectl get nodes -L karpenter.sh/nodepool shows which pool bought each node. Taint "+realtimePool+" with the taint its own pods tolerate ("+realtimeTaint+
+			"): the taint change drifts its nodes and Karpenter moves the others off. A higher weight for "+generalPool+" alone does not hold: it orders the pools only for new machines, and Karpenter still packs render workers into spare room on "+realtimePool+"'s.",
 		first(wrong, 6)...)
 }
 
@@ -215,9 +217,9 @@ func checkNoAccidentalOverlap(g *Grading) Check {
 		}
 	}
 	if len(ambiguous) > 0 {
-		return fail(id, title, fmt.Sprintf("%d of the workload's pod specs fit two pools at equal weight", len(ambiguous)),
-			"karplab lint nodepools names the overlap and its fixes: taint the pool that is meant for some workloads only, or give the intended pool a higher weight.",
-			append(ambiguous, fallback...)...)
+		return failWith(id, title, fmt.Sprintf("%d of the workload's pod specs fit two pools at equal weight", len(ambiguous)),
+			"karplab lint nodepools names the overlap: taint the pool that is meant for some workloads only ("+realtimeTaint+" on "+realtimePool+"); a weight only states a preference for new machines.",
+			ambiguous, fallback)
 	}
 	return pass(id, title, fmt.Sprintf("%d pod specs: %d fit one pool only, %d prefer one pool by weight", len(seen), len(single), len(fallback)),
 		append(single, fallback...)...)
@@ -247,8 +249,8 @@ func checkLintClean(g *Grading) Check {
 	if len(errs) == 0 {
 		return pass(id, title, fmt.Sprintf("%s: no error, %s", nouns(len(live), "NodePool"), nouns(len(warns), "warning")), warns...)
 	}
-	return fail(id, title, fmt.Sprintf("%s: %s", nouns(len(live), "NodePool"), nouns(len(errs), "error")),
-		"Run karplab lint nodepools (or -f nodepools.yaml before you apply) and fix what it names.", append(errs, warns...)...)
+	return failWith(id, title, fmt.Sprintf("%s: %s", nouns(len(live), "NodePool"), nouns(len(errs), "error")),
+		"Run karplab lint nodepools (or -f nodepools.yaml before you apply) and fix what it names.", errs, warns)
 }
 
 // checkCostlierPoolOwnWorkload: the realtime pool's live nodes run only the preview API.
@@ -278,9 +280,9 @@ func checkCostlierPoolOwnWorkload(g *Grading) Check {
 	if len(foreign) == 0 {
 		return pass(id, title, fmt.Sprintf("%s of %s run %s and nothing else", nouns(len(onPool), "node"), realtimePool, nouns(own, "preview API pod")), costs...)
 	}
-	return fail(id, title, fmt.Sprintf("%d pods of other workloads run on %s's on-demand nodes", len(foreign), realtimePool),
+	return failWith(id, title, fmt.Sprintf("%d pods of other workloads run on %s's on-demand nodes", len(foreign), realtimePool),
 		"Keep them off the pool, then move those already there: kubectl get pods -n ziba -o wide; kubectl get nodeclaims -l karpenter.sh/nodepool="+realtimePool,
-		append(first(foreign, 6), costs...)...)
+		first(foreign, 6), costs)
 }
 
 // poolCosts prices each pool's running instances per hour.

@@ -19,7 +19,10 @@ type Check struct {
 	Reason string `json:"reason"`
 	// Hint tells the learner where to look or what to change; set on failures.
 	Hint string `json:"hint,omitempty"`
-	// Evidence quotes identifiers, event text or audit entries behind the verdict.
+	// Problems are the lines that fail the check: what is wrong now. A passed check has none.
+	Problems []string `json:"problems,omitempty"`
+	// Evidence quotes identifiers, event text or audit entries behind the verdict, and the
+	// history the learner already fixed, as context.
 	Evidence []string `json:"evidence,omitempty"`
 }
 
@@ -68,6 +71,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "%s %s\n", mark, c.Title)
 		fmt.Fprintf(&b, "    %s\n", indentLines(c.Reason, "    "))
+		for _, p := range c.Problems {
+			fmt.Fprintf(&b, "      %s %s\n", problemMark, indentLines(p, "        "))
+		}
 		for _, e := range c.Evidence {
 			fmt.Fprintf(&b, "      - %s\n", indentLines(e, "        "))
 		}
@@ -95,13 +101,35 @@ func indentLines(s, indent string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+indent)
 }
 
-// pass and fail build checks tersely in graders.
+// problemMark starts a problem line in the text report; evidence lines start with "-".
+const problemMark = "✗"
+
+// pass and fail build checks tersely in graders: a passed check quotes its proof; a failed
+// one lists its problems.
 func pass(id, title, reason string, evidence ...string) Check {
 	return Check{ID: id, Title: title, Passed: true, Reason: reason, Evidence: evidence}
 }
 
-func fail(id, title, reason, hint string, evidence ...string) Check {
-	return Check{ID: id, Title: title, Reason: reason, Hint: hint, Evidence: evidence}
+func fail(id, title, reason, hint string, problems ...string) Check {
+	return Check{ID: id, Title: title, Reason: reason, Hint: hint, Problems: problems}
+}
+
+// failWith is fail with context beside the problems: the proof of what does hold, or the
+// history the learner already fixed.
+func failWith(id, title, reason, hint string, problems, context []string) Check {
+	return Check{ID: id, Title: title, Reason: reason, Hint: hint, Problems: problems, Evidence: context}
+}
+
+// contradictions lists where a check's verdict contradicts its own lines: a passed check
+// that prints a problem.
+func (c Check) contradictions() []string {
+	var out []string
+	if c.Passed {
+		for _, p := range c.Problems {
+			out = append(out, fmt.Sprintf("%s passed with the problem %q", c.ID, p))
+		}
+	}
+	return out
 }
 
 // dash and orNone print absent values in graders' text as the evidence tables do.

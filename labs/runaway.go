@@ -159,56 +159,42 @@ func poolClaims(g *Grading, pool string) []claimCapacity {
 	return out
 }
 
-// checkPeakWithinLimits: at every moment the pool's NodeClaims, in flight or running,
-// together held no more than its limits: the reconciliation race the course names, where
-// claims still launching are not yet counted by a controller that reads only nodes.
+// checkPeakWithinLimits: since the pool's limits took effect, its NodeClaims, in flight or
+// running, together held no more than the limits at any creation of one: the reconciliation
+// race the course names, where claims still launching are not yet counted by a controller
+// that reads only nodes. The limits must have been exercised: a surge run before they
+// existed is history, and one that launched nothing since proves nothing.
 func checkPeakWithinLimits(g *Grading, pool string) Check {
 	const id, title = "peak-within-limits", "At its peak, counting NodeClaims still in flight, the pool stayed within its limits"
 	claims := poolClaims(g, pool)
-	type edge struct {
-		at          time.Time
-		cpu, mem, n int64
-	}
-	var edges []edge
+	var span limitSpan
 	for _, c := range claims {
-		edges = append(edges, edge{c.created, c.cpu.MilliValue(), c.memory.Value(), 1})
-		if c.deleted != nil {
-			edges = append(edges, edge{*c.deleted, -c.cpu.MilliValue(), -c.memory.Value(), -1})
-		}
+		span.add(c.created, c.deleted, c.cpu.MilliValue(), c.memory.Value())
 	}
-	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })
-	var cpu, mem, n, peakCPU, peakMem, peakClaims int64
-	var peakAt time.Time
-	for _, e := range edges {
-		cpu, mem, n = cpu+e.cpu, mem+e.mem, n+e.n
-		if cpu > peakCPU {
-			peakCPU, peakAt, peakClaims = cpu, e.at, n
-		}
-		peakMem = max(peakMem, mem)
-	}
-	peak := fmt.Sprintf("peak %s vCPU / %.0fGi memory in %s (%s)", resource.NewMilliQuantity(peakCPU, resource.DecimalSI),
-		float64(peakMem)/(1<<30), nouns(int(peakClaims), "NodeClaim"), stamp(&peakAt))
 	np, ok := g.nodePool(pool)
 	if !ok || len(np.Spec.Limits) == 0 {
-		return fail(id, title, "NodePool "+pool+" sets no limits; "+peak,
+		_, all, _ := span.peaks(time.Time{})
+		return fail(id, title, fmt.Sprintf("NodePool %s sets no limits; peak %s in %s (%s)", pool, all, nouns(int(all.n), "NodeClaim"), stamp(&all.at)),
 			"Without spec.limits every pending pod becomes a machine: restore limits (cpu 200, memory 800Gi) before the surge.")
-	}
-	limCPU, limMem := np.Spec.Limits[corev1.ResourceCPU], np.Spec.Limits[corev1.ResourceMemory]
-	reason := fmt.Sprintf("%s against limits cpu %s / memory %s", peak, dash(limCPU.String()), dash(limMem.String()))
-	var over []string
-	if !limCPU.IsZero() && peakCPU > limCPU.MilliValue() {
-		over = append(over, "cpu over its limit")
-	}
-	if !limMem.IsZero() && peakMem > limMem.Value() {
-		over = append(over, "memory over its limit")
 	}
 	if len(claims) == 0 {
 		return fail(id, title, "no NodeClaim of "+pool+" was recorded", "Stage the lab: karplab lab run "+runawayLab)
 	}
-	if len(over) == 0 {
-		return pass(id, title, reason)
+	since := g.limitsSince(pool)
+	before, after, judged := span.peaks(since)
+	limits := fmt.Sprintf("limits cpu %s / memory %s", dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
+	context := limitsContext(before, since)
+	if judged == 0 {
+		return failWith(id, title, fmt.Sprintf("no NodeClaim was created since the limits took effect (%s): the surge has not met %s yet", stamp(&since), limits),
+			"Rehearse the surge with the limits in place, on the honest demand's machines: kubectl apply -f "+runawayLab+"/workload.yaml and kubectl delete pod -n ziba "+giantPod+
+				" (if the first surge is still there), let Karpenter remove the surge's machines (karplab time skip 5m, then kubectl get nodeclaims until few are left), then kubectl apply -f "+runawayLab+"/surge.yaml.",
+			nil, context)
 	}
-	return fail(id, title, reason, "The limits must be in place before the demand arrives: Karpenter checks them when it creates a NodeClaim, not afterwards.", over...)
+	reason := fmt.Sprintf("since the limits took effect (%s): peak %s in %s (%s) against %s", stamp(&since), after, nouns(int(after.n), "NodeClaim"), stamp(&after.at), limits)
+	if over := after.over(np.Spec.Limits); len(over) > 0 {
+		return failWith(id, title, reason, "The limits must be in place before the demand arrives: Karpenter checks them when it creates a NodeClaim, not afterwards.", over, context)
+	}
+	return pass(id, title, reason, context...)
 }
 
 // coversPool reports whether a budget counts the pool's machines: no filter, or a
@@ -231,10 +217,10 @@ func coversPool(b budgets.Budget, pool string) bool {
 func checkAlertBeforeThreshold(g *Grading, pool string) Check {
 	const id, title = "cost-alert-before-threshold", "A cost alert on the pool's spend fired before the spend crossed the budget"
 	hint := "karplab ec2 budget set " + pool + " --period monthly --limit 5 --alert 50% --tag karpenter.sh/nodepool=" + pool + ", then rehearse the surge and karplab time skip 4h."
-	var seen []string
+	var seen, late []string
 	for _, b := range g.Snapshot.Budgets {
 		if !coversPool(b, pool) {
-			seen = append(seen, fmt.Sprintf("budget %s does not count %s's machines (filters %v)", b.Name, pool, b.CostFilters))
+			late = append(late, fmt.Sprintf("budget %s does not count %s's machines (filters %v)", b.Name, pool, b.CostFilters))
 			continue
 		}
 		line := fmt.Sprintf("budget %s: %s limit $%.2f, actual $%.4f, forecast $%.2f, burning $%.4f/h", b.Name, b.TimeUnit, b.LimitUSD, b.ActualUSD, b.ForecastUSD, b.USDPerHour)
@@ -246,13 +232,13 @@ func checkAlertBeforeThreshold(g *Grading, pool string) Check {
 				return pass(id, title, fmt.Sprintf("budget %s alerted at %s (lab time), with $%.4f of $%.2f spent", b.Name, a.Time.Format(time.RFC3339), a.ActualUSD, a.LimitUSD),
 					alert, line)
 			}
-			seen = append(seen, alert+": too late, the spend had crossed the budget")
+			late = append(late, alert+": too late, the spend had crossed the budget")
 		}
 	}
 	if len(g.Snapshot.Budgets) == 0 {
 		return fail(id, title, "the account has no budget", hint)
 	}
-	return fail(id, title, "no alert fired before the spend crossed its budget", hint, first(seen, 6)...)
+	return failWith(id, title, "no alert fired before the spend crossed its budget", hint, first(late, 6), first(seen, 4))
 }
 
 func thresholdText(a budgets.Alert) string {

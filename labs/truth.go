@@ -154,9 +154,9 @@ func checkMachinesHoldPeaks(g *Grading) Check {
 	if len(bad) == 0 {
 		return fail(id, title, "no worker runs on a machine the metrics-server samples", "kubectl top nodes; kubectl get pods -n ziba -o wide")
 	}
-	return fail(id, title, fmt.Sprintf("the workers' peaks exceed the memory of %s", nouns(len(bad), "machine")),
+	return failWith(id, title, fmt.Sprintf("the workers' peaks exceed the memory of %s", nouns(len(bad), "machine")),
 		"A machine sized from dishonest requests cannot hold what its pods use: fix the requests, and Karpenter sizes the next machines from them (the old ones drain as the workers move).",
-		append(first(bad, 6), first(ok, 3)...)...)
+		first(bad, 6), first(ok, 3))
 }
 
 // requestedOn sums the memory the running workers on node request.
@@ -220,9 +220,9 @@ func checkNoEvictionSinceFix(g *Grading) Check {
 	if len(killed) == 0 {
 		return pass(id, title, fmt.Sprintf("no honest worker evicted or OOM-killed; %s since the fix", nouns(len(sized), "NodeClaim")), evidence...)
 	}
-	return fail(id, title, fmt.Sprintf("%d problems since the fix", len(killed)),
+	return failWith(id, title, fmt.Sprintf("%d problems since the fix", len(killed)),
 		"A request below the peak still invites eviction, a limit below it OOM-kills: request the observed peak and limit above it.",
-		append(first(killed, 6), evidence...)...)
+		first(killed, 6), evidence)
 }
 
 func oomText(n int) string {
