@@ -52,8 +52,9 @@ and that the instances followed the pin forward and back.`,
 			"EC2NodeClass resolves only approved subnets, security groups, IAM role, immutable AMI, encrypted storage, and tags.",
 			"Node bootstrap, leaked-instance detection, interruption, consolidation, and rollback are rehearsed.",
 		},
-		Stage: stageAMIDrift,
-		Grade: gradeAMIDrift,
+		Stage:   stageAMIDrift,
+		TwoStep: true,
+		Grade:   gradeAMIDrift,
 	})
 }
 
@@ -282,8 +283,8 @@ func checkNoUnplannedRollout(g *Grading, history []pinState, pub publication, pu
 		if now := history[len(history)-1].Pin; now.pinned() {
 			// The lesson is the event: the rollout happened and cannot be taken back.
 			hint = fmt.Sprintf("Your pin (%s) holds now, but the rollout of v%s happened before it: an unplanned rollout cannot be undone. "+
-				"Rehearse a publication with your pin in place: once the workers run, karplab lab run %s has AWS publish again (check judges the newest release); "+
-				"or start over with karplab reset.", now, pub.Release, amiDriftLab)
+				"To rehearse the publication with your pin in place, start over: karplab reset, karplab lab run %s, apply your nodepool.yaml, wait for the workers, then karplab lab run %s again.",
+				now, pub.Release, amiDriftLab, amiDriftLab)
 		}
 		return failWith(id, title, fmt.Sprintf("%s replaced because AWS published v%s", nouns(len(unplanned), "node"), pub.Release), hint, unplanned, planned)
 	}

@@ -49,8 +49,9 @@ throughout.`,
 			"Node bootstrap, leaked-instance detection, interruption, consolidation, and rollback are rehearsed.",
 			"PodDisruptionBudgets and Karpenter disruption budgets preserve the required availability.",
 		},
-		Stage: stageInterruption,
-		Grade: gradeInterruption,
+		Stage:   stageInterruption,
+		TwoStep: true,
+		Grade:   gradeInterruption,
 	})
 }
 
@@ -556,7 +557,7 @@ func checkRecoveryTimeline(g *Grading, r interruption, steps []availStep) Check 
 	}
 	if len(missing) > 0 {
 		return failWith("recovery-timeline", titleRecovery, fmt.Sprintf("not recovered: %s missing", strings.Join(missing, ", ")),
-			"kubectl get pods -n ziba -o wide and kubectl get nodeclaims show where recovery stopped; pending pods' events say why.", notYet, ev)
+			"kubectl get pods -n ziba -o wide and kubectl get nodeclaims show where recovery stopped; pending pods' events say why."+eventHint, notYet, ev)
 	}
 	return pass("recovery-timeline", titleRecovery, fmt.Sprintf("%d workers serving again %s after the warning; fewer served for %s in all", intReplicas,
 		r.since(*serving), shortfall(steps, r.Warned, intReplicas)), ev...)

@@ -27,6 +27,10 @@ type Lab struct {
 	Checklist []string
 	// Stage applies the scenario's workload and faults: what `karplab lab run` does.
 	Stage func(ctx context.Context, e *Env, out io.Writer, opts StageOptions) error
+	// TwoStep labs are run twice: the second `karplab lab run` brings the lab's event (a
+	// publication, an interruption) once the learner's fix is in place. Any other lab, run
+	// again without a reset, says it is staged already and changes nothing.
+	TwoStep bool
 	// Grade turns evidence into the checklist.
 	Grade func(g *Grading) []Check
 }
@@ -93,12 +97,23 @@ func (l *Lab) Run(ctx context.Context, e *Env, out io.Writer, opts StageOptions)
 	if opts.Wait == 0 {
 		opts.Wait = 3 * time.Minute
 	}
+	staged, err := e.stagedLab(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case staged != "" && staged != l.Name:
+		return fmt.Errorf("this lab holds %s's staging: karplab reset first, then karplab lab run %s", staged, l.Name)
+	case staged == l.Name && !l.TwoStep && !opts.Solution:
+		fmt.Fprintf(out, "%s is staged already, and running it again would undo what you applied since: karplab check %s grades what you have; karplab reset stages it from the start\n", l.Name, l.Name)
+		return nil
+	}
 	fmt.Fprintf(out, "Staging %s: %s\n", l.Name, l.Title)
 	defer e.timed("stage", time.Now())
 	if err := l.Stage(ctx, e, out, opts); err != nil {
 		return fmt.Errorf("staging %s: %w", l.Name, err)
 	}
-	return nil
+	return e.markStaged(ctx, l.Name)
 }
 
 // Check grades the lab from both control planes as they are now.

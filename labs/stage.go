@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/cluster/recorder"
@@ -250,5 +251,31 @@ func (e *Env) skipTime(ctx context.Context, out io.Writer, d time.Duration) erro
 	}
 	fmt.Fprintf(out, " skipped lab time %s: $%.2f accrued, %s, %s came due\n", d, sk.CostUSD,
 		nouns(len(sk.Alerts), "budget alert"), nouns(len(sk.Due), "NodeClaim decision"))
+	return nil
+}
+
+// stagedAnnotation on the lab's namespace names the lab staged there; a reset deletes the
+// namespace, and with it the mark.
+const stagedAnnotation = "karplab.dev/staged-lab"
+
+// stagedLab is the lab staged in this lab now ("" when none).
+func (e *Env) stagedLab(ctx context.Context) (string, error) {
+	ns, err := e.Kube.CoreV1().Namespaces().Get(ctx, zibaNamespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading namespace %s: %w", zibaNamespace, err)
+	}
+	return ns.Annotations[stagedAnnotation], nil
+}
+
+// markStaged records that lab is staged in this lab.
+func (e *Env) markStaged(ctx context.Context, lab string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, stagedAnnotation, lab)
+	_, err := e.Kube.CoreV1().Namespaces().Patch(ctx, zibaNamespace, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return fmt.Errorf("marking namespace %s staged by %s: %w", zibaNamespace, lab, err)
+	}
 	return nil
 }
