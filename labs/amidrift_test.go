@@ -7,11 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestIntegrationAMIDriftSolutionPasses(t *testing.T) {
-	solutionPasses(t, amiDriftLab, 2*time.Minute, 30*time.Second, "amidrift-solution")
-}
-
-func TestIntegrationAMIDriftExerciseFails(t *testing.T) {
+// The learner's loop of a lab whose lesson is an event: the untouched exercise (@latest) lets
+// AWS's publication roll every node, unasked. Pinning the release afterwards brings the nodes
+// back onto it, but the unplanned rollout happened: its check names the reset, and the reset
+// plus the fix (the solution's whole drill) passes. The solution's own test is this one's end.
+func TestIntegrationAMIDriftExerciseFailsThenResetAndFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(amiDriftLab)
 	out := testOut(t)
@@ -47,4 +47,24 @@ func TestIntegrationAMIDriftExerciseFails(t *testing.T) {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
 	t.Logf("%s", reportText(r))
+
+	// The learner pins the release the nodes ran before (their fixed nodepool.yaml).
+	if err := e.ApplySolution(ctx, amiDriftLab, out); err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := e.pinnedRelease(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.waitAMIRollout(ctx, out, 3*time.Minute, pinned); err != nil {
+		t.Fatal(err)
+	}
+	r = checkUntilFailed(t, e, l, []string{"no-unplanned-rollout", "rollback-rehearsed"}, time.Minute)
+	if diff := cmp.Diff([]string{"no-unplanned-rollout", "rollback-rehearsed"}, r.Failed()); diff != "" {
+		t.Errorf("failed checks with the pin fixed (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	hintNamesReset(t, r, "no-unplanned-rollout")
+	keepSnapshot(t, e, "amidrift-learner")
+	t.Logf("learner's loop: %s with the pin fixed: %s", amiDriftLab, checkLine(r))
+	resetAndSolve(t, e, l, 2*time.Minute, 30*time.Second, "amidrift-solution")
 }

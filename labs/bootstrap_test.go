@@ -1,7 +1,10 @@
 package labs
 
 import (
+	"context"
 	"encoding/base64"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +21,11 @@ func TestIntegrationBootstrapFailureSolutionPasses(t *testing.T) {
 	solutionPasses(t, bootstrapLab, 2*time.Minute, time.Minute, "")
 }
 
-func TestIntegrationBootstrapFailureExerciseFails(t *testing.T) {
+// The learner's loop: the untouched exercise fails at the bootstrap boundary; then the
+// reference commands.sh, run as `sh sol/commands.sh` from another folder (it finds the
+// boundary, applies the fixed nodeclass.yaml beside it and lets the registration timeout
+// pass), and check passes.
+func TestIntegrationBootstrapFailureExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(bootstrapLab)
 	out := testOut(t)
@@ -57,4 +64,9 @@ func TestIntegrationBootstrapFailureExerciseFails(t *testing.T) {
 	if err != nil || !strings.Contains(string(console), "Failed running /var/lib/cloud/instance/scripts/part-001") {
 		t.Errorf("console of %s (%v) does not name the failed user-data part:\n%s", aws.ToString(id), err, console)
 	}
+	fixPasses(t, e, l, r, 2*time.Minute, "bootstrap-learner", func(ctx context.Context, out io.Writer) error {
+		said, err := runShell(t, kubectlDir(t)+":"+debianAWSDir(t), `exec sh "$2"`, "../solutions/bootstrap-failure/commands.sh")
+		fmt.Fprint(out, said)
+		return err
+	})
 }

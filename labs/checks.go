@@ -170,7 +170,7 @@ func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 			if len(proofs) < 3 {
 				origin := "pod " + p.Name + " (uid " + p.UID + ")"
 				if p.PendingSince == nil {
-					origin += ", never Pending: " + nc.Name + " was " + cause.what + ";"
+					origin = fmt.Sprintf("pod %s (uid %s, never Pending: %s was %s)", p.Name, p.UID, nc.Name, cause.what)
 				}
 				proofs = append(proofs, fmt.Sprintf("%s -> %s -> %s (%s %s %s) -> %s", origin, nc.Name, in.ID, in.Type, in.Zone, in.CapacityType, node.Name))
 			}

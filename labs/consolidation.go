@@ -326,8 +326,16 @@ and watch Karpenter consolidate (kubectl get nodeclaims -w); then karplab check 
 	if err := e.scaleDeployment(ctx, out, zibaNamespace, renderWorker, consLowReplicas); err != nil {
 		return err
 	}
-	// consolidateAfter is the seed's 5m: skip each quiet spell, as the README has the
-	// learner do, until Karpenter has nothing left to consolidate.
+	if err := e.consolidateBySkips(ctx, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nKarpenter consolidated the pool. Grade it: karplab check %s; read it: karplab evidence\n", consolidationLab)
+	return nil
+}
+
+// consolidateBySkips skips each quiet spell of the seed's consolidateAfter (5m), as the
+// README has the learner do, until Karpenter has nothing left to consolidate.
+func (e *Env) consolidateBySkips(ctx context.Context, out io.Writer) error {
 	var err error
 	done := false
 	for i := 0; i < consolidationSkips && !done && ctx.Err() == nil; i++ {
@@ -339,7 +347,6 @@ and watch Karpenter consolidate (kubectl get nodeclaims -w); then karplab check 
 		}
 		return fmt.Errorf("after %d skips of %s: %w", consolidationSkips, consolidationQuiet, err)
 	}
-	fmt.Fprintf(out, "\nKarpenter consolidated the pool. Grade it: karplab check %s; read it: karplab evidence\n", consolidationLab)
 	return nil
 }
 

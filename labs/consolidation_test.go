@@ -1,6 +1,8 @@
 package labs
 
 import (
+	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -11,7 +13,10 @@ func TestIntegrationConsolidationSolutionPasses(t *testing.T) {
 	solutionPasses(t, consolidationLab, 3*time.Minute, time.Minute, "consolidation-solution")
 }
 
-func TestIntegrationConsolidationExerciseFails(t *testing.T) {
+// The learner's loop: the untouched exercise runs the peak, demand drops and nothing is
+// consolidated; then the completed nodepool.yaml and pdb.yaml over it, and the skips the
+// README has the learner make, until the pool is consolidated.
+func TestIntegrationConsolidationExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(consolidationLab)
 	out := testOut(t)
@@ -49,4 +54,10 @@ func TestIntegrationConsolidationExerciseFails(t *testing.T) {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
 	t.Logf("%s", reportText(r))
+	fixPasses(t, e, l, r, 2*time.Minute, "consolidation-learner", func(ctx context.Context, out io.Writer) error {
+		if err := e.ApplySolution(ctx, consolidationLab, out); err != nil {
+			return err
+		}
+		return e.consolidateBySkips(ctx, out)
+	})
 }

@@ -26,7 +26,9 @@ func TestIntegrationDeniedPathSolutionPasses(t *testing.T) {
 	solutionPasses(t, deniedLab, 2*time.Minute, time.Minute, "")
 }
 
-func TestIntegrationDeniedPathExerciseFails(t *testing.T) {
+// The learner's loop: the over-broad exercise applied as README step 3 has it, refused by the
+// controller's policy; then the course's manifest over it (step 4), and check passes.
+func TestIntegrationDeniedPathExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(deniedLab)
 	out := testOut(t)
@@ -78,6 +80,12 @@ func TestIntegrationDeniedPathExerciseFails(t *testing.T) {
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
+	for _, c := range r.Checks {
+		if c.ID == "chain-complete" && !strings.Contains(c.Hint, "not Ready") {
+			t.Errorf("chain-complete's hint should say why the applied NodePool is ignored: %q", c.Hint)
+		}
+	}
+	fixPasses(t, e, l, r, 3*time.Minute, "denied-loop", e.applySolution(deniedLab))
 }
 
 // nodePoolRefuses is the static half of the denied path: a bounded NodePool must refuse each

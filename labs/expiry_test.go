@@ -1,6 +1,8 @@
 package labs
 
 import (
+	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -14,7 +16,11 @@ func TestIntegrationNodeExpirySolutionPasses(t *testing.T) {
 // TestIntegrationNodeExpiryExerciseFails: the untouched exercise (expireAfter: Never, a PDB
 // that protects nothing) lets the month pass with no machine expired; with expireAfter set
 // and the PDB still untouched, every worker is evicted at once.
-func TestIntegrationNodeExpiryExerciseFails(t *testing.T) {
+//
+// Then the learner's loop: the completed nodepool.yaml and pdb.yaml over it. expireAfter is
+// part of the pool's template, so the old machines drift and are replaced; the replacements
+// are new, and the README has the learner skip another month.
+func TestIntegrationNodeExpiryExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(expiryLab)
 	out := testOut(t)
@@ -40,4 +46,14 @@ func TestIntegrationNodeExpiryExerciseFails(t *testing.T) {
 	if diff := cmp.Diff([]string{"nodes-expired", "pdb-protects"}, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
+	fixPasses(t, e, l, r, 4*time.Minute, "expiry-learner", func(ctx context.Context, out io.Writer) error {
+		start := time.Now()
+		if err := e.ApplySolution(ctx, expiryLab, out); err != nil {
+			return err
+		}
+		if err := e.waitClaimsReplaced(ctx, out, 4*time.Minute, generalPool, start); err != nil {
+			return err
+		}
+		return e.skipTime(ctx, out, expiryMonth)
+	})
 }

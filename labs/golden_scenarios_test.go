@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Real runs of the denied-path, leak, bootstrap-failure, orphaned-storage, nodepool-overlap, requests-truth and runaway-demand labs (solution, untouched exercise,
-// and for the leak the learner's detection followed by Karpenter's garbage collection),
+// Real runs of the labs (solution, untouched exercise, the learner's loop, and for the leak
+// the learner's detection followed by Karpenter's garbage collection),
 // graded offline; their reports are pinned by golden files (the evidence package pins their
 // correlation).
 func TestGoldenScenarios(t *testing.T) {
@@ -34,6 +34,21 @@ func TestGoldenScenarios(t *testing.T) {
 		{lab: runawayLab, snapshot: "runaway-solution"},
 		{lab: runawayLab, snapshot: "runaway-exercise", wantFailed: []string{"nodepool-bounded", "peak-within-limits", "limits-respected", "cost-alert-before-threshold"}},
 		{lab: bootstrapLab, snapshot: "bootstrap-exercise", wantFailed: []string{"userdata-fixed", "stuck-nodeclaims-gone", "workload-running", "chain-complete", "timestamps-ordered"}},
+		// The learners' loops, saved at their end by the ExerciseFails...ThenFixPasses tests:
+		// the first attempt, then the fix over it with no reset. Each passes on what runs now
+		// and keeps what it fixed as context; ami-drift's unplanned rollout, an event, stays.
+		{lab: "happy-path", snapshot: "happy-learner"},
+		{lab: deniedLab, snapshot: "denied-loop"},
+		{lab: consolidationLab, snapshot: "consolidation-learner"},
+		{lab: overlapLab, snapshot: "overlap-learner"},
+		{lab: truthLab, snapshot: "truth-learner"},
+		{lab: expiryLab, snapshot: "expiry-exercise", wantFailed: []string{"nodes-expired", "pdb-protects"}},
+		{lab: expiryLab, snapshot: "expiry-learner"},
+		{lab: amiDriftLab, snapshot: "amidrift-learner", wantFailed: []string{"no-unplanned-rollout", "rollback-rehearsed"}},
+		{lab: runawayLab, snapshot: "runaway-learner"},
+		{lab: leakLab, snapshot: "leak-learner"},
+		{lab: bootstrapLab, snapshot: "bootstrap-learner"},
+		{lab: orphanedLab, snapshot: "orphaned-learner", wantFailed: []string{"in-use-kept"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.snapshot, func(t *testing.T) {
@@ -54,3 +69,4 @@ func TestGoldenScenarios(t *testing.T) {
 		})
 	}
 }
+

@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,11 @@ func TestIntegrationHappyPathSolutionPasses(t *testing.T) {
 	}
 }
 
-func TestIntegrationHappyPathExerciseFails(t *testing.T) {
+// The learner's loop: the exercise's nodepool.yaml "applies, and Karpenter will even launch
+// machines for it", so learners apply it first; check fails on its governance. Then the
+// course's manifest over it: drift replaces the ungoverned machines, and check passes on
+// what runs now, listing the replaced machines as fixed.
+func TestIntegrationHappyPathExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	// A reset removes the example pod an earlier staging made with the lab's namespace.
 	if _, err := e.Kube.CoreV1().Pods(zibaNamespace).Get(t.Context(), courseExample, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -69,6 +74,20 @@ func TestIntegrationHappyPathExerciseFails(t *testing.T) {
 	want := []string{"nodepool-bounded", "limits-respected", "machines-governed", "cost-tags"}
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
+	}
+	r = fixPasses(t, e, l, r, 6*time.Minute, "happy-learner", e.applySolution("happy-path"))
+	// Run again without a reset, the lab says it is staged and undoes nothing.
+	var again strings.Builder
+	if err := l.Run(t.Context(), e, &again, StageOptions{Wait: time.Minute}); err != nil || !strings.Contains(again.String(), "staged already") {
+		t.Errorf("a second lab run: %v\n%s", err, again.String())
+	}
+	if err := (&Lab{Name: "other"}).Run(t.Context(), e, &again, StageOptions{}); err == nil || !strings.Contains(err.Error(), "karplab reset first") {
+		t.Errorf("another lab over this one's staging: %v", err)
+	}
+	for _, c := range r.Checks {
+		if c.ID == "machines-governed" && !strings.Contains(strings.Join(c.Evidence, "\n"), "fixed: ") {
+			t.Errorf("machines-governed does not list the replaced machine as fixed:\n%s", reportText(r))
+		}
 	}
 }
 

@@ -8,11 +8,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestIntegrationInterruptionSolutionPasses(t *testing.T) {
-	solutionPasses(t, interruptionLab, 3*time.Minute, 30*time.Second, "interruption-solution")
-}
-
-func TestIntegrationInterruptionExerciseFails(t *testing.T) {
+// The learner's loop of a lab whose lesson is an event: the untouched exercise loses all three
+// workers to one reclaimed machine. The learner applies the fix and runs the lab again: the
+// second interruption is refused in one line that names the reset, as is every failing
+// check's hint; the reset plus the fix (the solution's whole scenario) passes. The
+// solution's own test is this one's end.
+func TestIntegrationInterruptionExerciseFailsThenResetAndFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(interruptionLab)
 	out := testOut(t)
@@ -66,4 +67,20 @@ func TestIntegrationInterruptionExerciseFails(t *testing.T) {
 		t.Errorf("capacity-replaced should quote the failed spot launches:\n%s", reportText(r))
 	}
 	t.Logf("%s", reportText(r))
+	for _, id := range want {
+		hintNamesReset(t, r, id)
+	}
+
+	// The learner's fix, then karplab lab run interruption again, without a reset.
+	if err := e.ApplySolution(ctx, interruptionLab, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.waitRolledOut(ctx, out, 3*time.Minute, zibaNamespace, renderWorker); err != nil {
+		t.Fatal(err)
+	}
+	err = l.Run(ctx, e, out, StageOptions{Wait: 2 * time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "already reclaimed a spot machine") || !strings.Contains(err.Error(), "karplab reset") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a second interruption without a reset: %v; want one line that says why and names karplab reset", err)
+	}
+	resetAndSolve(t, e, l, 3*time.Minute, 30*time.Second, "interruption-solution")
 }

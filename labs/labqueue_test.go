@@ -13,22 +13,29 @@ import (
 // first of them that waits, then to the others in the order they came: started last, one
 // long test alone would decide when the package ends while the other labs stand idle.
 var longestFirst = []string{
+	"TestIntegrationRunawayDemandExerciseFailsThenFixPasses",
+	"TestIntegrationAMIDriftExerciseFailsThenResetAndFixPasses",
+	"TestIntegrationInterruptionExerciseFailsThenResetAndFixPasses",
+	"TestIntegrationConsolidationExerciseFailsThenFixPasses",
 	"TestIntegrationDocsRehearsed/exercises/consolidation",
+	"TestIntegrationOrphanedStorageExerciseFailsThenFixPasses",
 	"TestIntegrationDocsRehearsed/exercises/orphaned-storage",
 	"TestIntegrationProviderHandlesEachMessage",
+	"TestIntegrationHappyPathExerciseFailsThenFixPasses",
+	"TestIntegrationNodeExpiryExerciseFailsThenFixPasses",
+	"TestIntegrationRequestsTruthExerciseFailsThenFixPasses",
 	"TestIntegrationConsolidationSolutionPasses",
 	"TestIntegrationOrphanedStorageSolutionPasses",
 	"TestIntegrationRunawayDemandSolutionPasses",
 	"TestIntegrationDocsRehearsed/exercises/ami-drift",
-	"TestIntegrationRunawayDemandExerciseFails",
 	"TestIntegrationDocsRehearsed/exercises/runaway-demand",
 	"TestIntegrationDocsRehearsed/exercises/bootstrap-failure",
-	"TestIntegrationOrphanedStorageExerciseFails",
-	"TestIntegrationAMIDriftSolutionPasses",
-	"TestIntegrationLeakExerciseFailsThenGarbageCollectionEndsIt",
+	"TestIntegrationNodePoolOverlapExerciseFailsThenFixPasses",
+	"TestIntegrationBootstrapFailureExerciseFailsThenFixPasses",
+	"TestIntegrationDeniedPathExerciseFailsThenFixPasses",
+	"TestIntegrationLeakExerciseFailsThenFixPasses",
 	"TestIntegrationDocsRehearsed/exercises/denied-path",
 	"TestIntegrationDocsRehearsed/exercises/nodepool-overlap",
-	"TestIntegrationNodeExpiryExerciseFails",
 }
 
 // gather is how long the first lab waits for the tests go test releases together to queue:

@@ -439,6 +439,11 @@ func checkUntil(t *testing.T, e *Env, l *Lab, want bool, timeout time.Duration) 
 		if err != nil {
 			t.Fatalf("check %s: %v", l.Name, err)
 		}
+		for _, c := range r.Checks {
+			for _, x := range c.contradictions() {
+				t.Errorf("the verdict contradicts its lines: %s", x)
+			}
+		}
 		if r.Passed == want || time.Now().After(deadline) {
 			return r
 		}

@@ -415,7 +415,8 @@ func checkInUseKept(g *Grading) Check {
 	}
 	if len(wrong) > 0 {
 		return failWith(id, title, fmt.Sprintf("%d of your calls took something a live machine used", len(wrong)),
-			"Delete only what is available (Name=status,Values=available) and snapshots of volumes no instance uses; never detach from a running node.",
+			"Delete only what is available (Name=status,Values=available) and snapshots of volumes no instance uses; never detach from a running node. "+
+				"What a live machine lost cannot be given back: to sweep again from the start, karplab reset, then karplab lab run "+orphanedLab+".",
 			wrong, first(fine, 4))
 	}
 	return pass(id, title, fmt.Sprintf("your %d deletions touched only unused resources", len(fine)), first(fine, 12)...)

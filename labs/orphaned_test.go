@@ -35,9 +35,11 @@ func TestIntegrationOrphanedStorageSolutionPasses(t *testing.T) {
 	}
 }
 
-// The untouched exercise fails on what is left; a learner who deletes the backup of a disk
-// a running machine still uses fails in-use-kept too.
-func TestIntegrationOrphanedStorageExerciseFails(t *testing.T) {
+// The learner's loop: the untouched exercise fails on what is left; a learner who deletes
+// the backup of a disk a running machine still uses fails in-use-kept too. Then the sweep
+// and the fix as the README has them: every other check passes, and in-use-kept, a loss
+// that cannot be given back, names the reset.
+func TestIntegrationOrphanedStorageExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(orphanedLab)
 	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 3 * time.Minute}); err != nil {
@@ -51,7 +53,7 @@ func TestIntegrationOrphanedStorageExerciseFails(t *testing.T) {
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks of the untouched exercise (-want +got):\n%s\n%s", diff, reportText(r))
 	}
-	left := r.Checks[1].Evidence
+	left := r.Checks[1].Problems
 	for _, kind := range []string{"volume vol-", "snapshot snap-", "network-interface eni-"} {
 		if !strings.Contains(strings.Join(left, "\n"), kind) {
 			t.Errorf("want a %s left unattached:\n%s", kind, reportText(r))
@@ -92,4 +94,21 @@ func TestIntegrationOrphanedStorageExerciseFails(t *testing.T) {
 	if !strings.Contains(out, "vol-") || !strings.Contains(out, "eni-") {
 		t.Errorf("commands.sh found no volume or interface:\n%s", out)
 	}
+
+	// The fix (README step 4), then the sweep again for what the replaced machine left.
+	start := time.Now()
+	if err := e.ApplySolution(t.Context(), orphanedLab, testOut(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.waitChecks(t.Context(), testOut(t), 4*time.Minute, orphanedLab, "nodeclass-deletes-volumes"); err != nil {
+		t.Fatal(err)
+	}
+	out = runScript(t, "../solutions/orphaned-storage/commands.sh")
+	r = checkUntilFailed(t, e, l, []string{"in-use-kept"}, time.Minute)
+	if diff := cmp.Diff([]string{"in-use-kept"}, r.Failed()); diff != "" {
+		t.Errorf("failed checks after the fix and the sweep (-want +got):\n%s\n%s\ncommands.sh said:\n%s", diff, reportText(r), out)
+	}
+	hintNamesReset(t, r, "in-use-kept")
+	keepSnapshot(t, e, "orphaned-learner")
+	t.Logf("learner's loop: %s: every check but the event's passed %s after the fix began\n%s", orphanedLab, time.Since(start).Round(time.Second), checkLine(r))
 }

@@ -11,7 +11,9 @@ func TestIntegrationNodePoolOverlapSolutionPasses(t *testing.T) {
 	solutionPasses(t, overlapLab, 3*time.Minute, time.Minute, "overlap-solution")
 }
 
-func TestIntegrationNodePoolOverlapExerciseFails(t *testing.T) {
+// The learner's loop: the staged overlap fails; then the taint fix over it (the README's
+// nodepools.yaml completed), and check passes once drift has moved the render workers.
+func TestIntegrationNodePoolOverlapExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(overlapLab)
 	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 3 * time.Minute}); err != nil {
@@ -27,5 +29,5 @@ func TestIntegrationNodePoolOverlapExerciseFails(t *testing.T) {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
 	t.Logf("%s", reportText(r))
-
+	fixPasses(t, e, l, r, 5*time.Minute, "overlap-learner", e.applySolution(overlapLab))
 }

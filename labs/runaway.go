@@ -75,8 +75,9 @@ func gradeRunaway(g *Grading) []Check {
 	}
 }
 
-// workerPeak is the most render workers that existed at once, and when that was.
-func workerPeak(ev *evidence.Evidence) (int, time.Time) {
+// workerPeak is the most render workers that existed at once from since on (zero: all the
+// history), and when that was.
+func workerPeak(ev *evidence.Evidence, since time.Time) (int, time.Time) {
 	type edge struct {
 		at time.Time
 		d  int
@@ -94,26 +95,42 @@ func workerPeak(ev *evidence.Evidence) (int, time.Time) {
 	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })
 	n, peak, at := 0, 0, time.Time{}
 	for _, e := range edges {
-		if n += e.d; n > peak {
+		if n += e.d; n > peak && !e.at.Before(since) {
 			peak, at = n, e.at
 		}
 	}
 	return peak, at
 }
 
-// checkSurgeRehearsed: the drill happened: hundreds of workers at once, and the giant pod.
+// checkSurgeRehearsed: the drill happened since the pool's limits took effect: hundreds of
+// workers at once, and the giant pod. A surge before the limits is history.
 func checkSurgeRehearsed(g *Grading) Check {
 	const id, title = "surge-rehearsed", "The surge was rehearsed: hundreds of render workers at once and a pod no machine can hold"
-	peak, at := workerPeak(g.Evidence)
+	var since time.Time
+	if np, ok := g.nodePool(generalPool); ok && len(np.Spec.Limits) > 0 {
+		since = g.limitsSince(generalPool)
+	}
+	peak, at := workerPeak(g.Evidence, since)
 	var giants []evidence.PodRow
 	for _, p := range g.Evidence.Pods {
-		if p.Namespace == zibaNamespace && p.Name == giantPod {
+		if p.Namespace == zibaNamespace && p.Name == giantPod && (p.DeletedAt == nil || !p.DeletedAt.Before(since)) {
 			giants = append(giants, p)
 		}
 	}
+	var context []string
+	if before, beforeAt := workerPeak(g.Evidence, time.Time{}); !since.IsZero() && before >= surgeFloor && beforeAt.Before(since) {
+		context = append(context, fmt.Sprintf("an earlier surge of %d workers at once (%s) ran before the limits took effect at %s: history, not graded", before, stamp(&beforeAt), stamp(&since)))
+	}
 	hint := "Bound the pool and set the alert first, then kubectl apply -f " + runawayLab + "/surge.yaml"
+	if len(context) > 0 {
+		hint = "Rehearse the surge again with the limits in place, as README.md says: recover, remove the first surge's machines, then kubectl apply -f " + runawayLab + "/surge.yaml"
+	}
 	if peak < surgeFloor || len(giants) == 0 {
-		return fail(id, title, fmt.Sprintf("at most %d render workers at once, %s", peak, nouns(len(giants), giantPod+" pod")), hint)
+		reason := fmt.Sprintf("at most %d render workers at once, %s", peak, nouns(len(giants), giantPod+" pod"))
+		if !since.IsZero() {
+			reason += " since the limits took effect (" + stamp(&since) + ")"
+		}
+		return failWith(id, title, reason, hint, nil, context)
 	}
 	said := "-"
 	for _, p := range giants {
@@ -122,7 +139,7 @@ func checkSurgeRehearsed(g *Grading) Check {
 		}
 	}
 	return pass(id, title, fmt.Sprintf("%d render workers at once (%s), and %s", peak, stamp(&at), giantPod),
-		"Karpenter on "+giantPod+": "+said)
+		append([]string{"Karpenter on " + giantPod + ": " + said}, context...)...)
 }
 
 // claimCapacity is what Karpenter counts against a pool's limits for each NodeClaim: its

@@ -13,7 +13,9 @@ func TestIntegrationRequestsTruthSolutionPasses(t *testing.T) {
 	solutionPasses(t, truthLab, 3*time.Minute, 2*time.Minute, "truth-solution")
 }
 
-func TestIntegrationRequestsTruthExerciseFails(t *testing.T) {
+// The learner's loop: the dishonest requests fail; then the true requests applied over them
+// (workload.yaml completed), and check passes once the workers run on machines sized for them.
+func TestIntegrationRequestsTruthExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(truthLab)
 	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 3 * time.Minute}); err != nil {
@@ -42,4 +44,5 @@ func TestIntegrationRequestsTruthExerciseFails(t *testing.T) {
 		t.Errorf("no machine is reported short of its workers' peaks:\n%s", reportText(r))
 	}
 	t.Logf("%s", reportText(r))
+	fixPasses(t, e, l, r, 6*time.Minute, "truth-learner", e.applySolution(truthLab))
 }
