@@ -69,4 +69,3 @@ func TestGoldenScenarios(t *testing.T) {
 		})
 	}
 }
-

@@ -277,6 +277,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "retired provider", args: []string{"start", "--provider", "ec2"}, want: `is retired: use --provider aws`},
 		{name: "unknown flag", args: []string{"start", "--nope"}, want: "flag provided but not defined"},
 		{name: "kind without docker engine", args: []string{"start", "--backend", "kind"}, want: "Docker"},
+		{name: "capture without a directory", args: []string{"capture"}, want: "name the bundle's directory: karplab capture DIR"},
+		{name: "capture from no kubeconfig", args: []string{"capture", "--kubeconfig", "/nonexistent/kubeconfig", "bundle"}, want: "reading the kubeconfig"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -96,6 +96,7 @@ Start here:
 			checkCommand(),
 			lintCommand(),
 			evidenceCommand(),
+			captureCommand(),
 			timeCommand(),
 			kubeletCommand(),
 			ec2Command(),
