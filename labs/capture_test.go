@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/replay"
 )
 
@@ -26,7 +29,7 @@ func TestIntegrationCaptureALab(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "incident")
-	said, err := runShell(t, "/usr/bin", `karplab capture "$2"`, dir)
+	said, err := runShell(t, "/usr/bin", `karplab capture --aws "$2"`, dir)
 	if err != nil {
 		t.Fatalf("karplab capture: %v\n%s", err, said)
 	}
@@ -62,6 +65,25 @@ func TestIntegrationCaptureALab(t *testing.T) {
 			if st, _, _ := unstructured.NestedString(o.Object, "status", "providerID"); !strings.HasPrefix(st, "aws:///") {
 				t.Errorf("NodeClaim %s lost its status (providerID %q)", o.GetName(), st)
 			}
+		}
+	}
+
+	// The AWS side, as the aws CLI prints it, through the lab's endpoint: Karpenter's
+	// instances, what they run in, and the account's ID pseudonymised.
+	var instances struct{ Reservations []ec2types.Reservation }
+	raw, err := os.ReadFile(filepath.Join(dir, replay.AWSDir, replay.InstancesFile))
+	if err == nil {
+		err = json.Unmarshal(raw, &instances)
+	}
+	if err != nil || len(instances.Reservations) == 0 {
+		t.Errorf("aws/instances.json: %v, %d reservations", err, len(instances.Reservations))
+	}
+	if strings.Contains(string(raw), fakeec2.DefaultAccountID) {
+		t.Errorf("aws/instances.json holds the account ID %s", fakeec2.DefaultAccountID)
+	}
+	for _, f := range []string{replay.SubnetsFile, replay.SecurityGroupsFile, replay.ImagesFile, replay.OfferingsFile, replay.SpotPricesFile, replay.EKSClusterFile} {
+		if _, err := os.Stat(filepath.Join(dir, replay.AWSDir, f)); err != nil {
+			t.Errorf("the bundle has no aws/%s: %v", f, err)
 		}
 	}
 

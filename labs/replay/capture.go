@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,6 +40,8 @@ type CaptureOptions struct {
 	Progress io.Writer
 	// Now is the capture's time (the base of the export's offsets); zero is the clock's.
 	Now time.Time
+	// AWS, when set, reaches the account: its read-only Describe calls go under aws/.
+	AWS *aws.Config
 }
 
 // Summary counts what a capture wrote.
@@ -98,6 +101,13 @@ func Capture(ctx context.Context, o CaptureOptions, red *Redactor) (*Summary, er
 		sum.Objects[resourceName(gvr)] = len(list)
 		fmt.Fprintf(o.Progress, " %s: %d\n", resourceName(gvr), len(list))
 	}
+	var awsFiles map[string]any
+	if o.AWS != nil {
+		fmt.Fprintf(o.Progress, " the AWS side (region %s): instances, subnets, security groups, images, offerings, spot prices, the EKS cluster\n", o.AWS.Region)
+		if awsFiles, err = readAWS(ctx, *o.AWS, objs, o.Now); err != nil {
+			return nil, err
+		}
+	}
 	// Everything was read: only now is anything written.
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
@@ -109,6 +119,11 @@ func Capture(ctx context.Context, o CaptureOptions, red *Redactor) (*Summary, er
 	}
 	if err := writeObjects(filepath.Join(o.Dir, ClusterFile), o.Now, objs); err != nil {
 		return nil, err
+	}
+	if awsFiles != nil {
+		if err := writeAWS(o.Dir, awsFiles, red); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(o.Dir, CapturedAtFile), []byte(o.Now.UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
 		return nil, err

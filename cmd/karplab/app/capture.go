@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/urfave/cli/v2"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -24,6 +25,11 @@ or empty directory, made of existing formats:
                      Never Secrets or ConfigMaps.
    captured-at       when; every time in cluster.yaml.gz is an offset from it
    karpenter.yaml    Karpenter's Deployment, with its settings (FEATURE_GATES, batch windows, ...)
+   aws/*.json        with --aws: the aws CLI's JSON of describe-instances (Karpenter's and the
+                     nodes'), -subnets, -security-groups, -images, -instance-type-offerings,
+                     -spot-price-history (24 hours) and eks describe-cluster (name, version,
+                     network; not its endpoint or CA). Owner IDs and ARNs pseudonymised, key
+                     pair names taken out; user data is never read.
 Redacted at the source, the same way across the whole bundle: env values (names are kept),
 command and args, the last-applied annotation, managedFields, EC2NodeClass user data, and
 account IDs in ARNs (each becomes the same pseudonym everywhere).
@@ -35,11 +41,12 @@ the same bundle by hand:
 (redact it yourself before it leaves your cluster).
 
 Examples:
-   karplab capture --context prod-use1 incident-2026-12-06
+   karplab capture --context prod-use1 --aws incident-2026-12-06
    tar czf incident.tar.gz -C incident-2026-12-06 .`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kubeconfig", Usage: "the cluster's kubeconfig (default $KUBECONFIG or ~/.kube/config)"},
 			&cli.StringFlag{Name: "context", Usage: "the kubeconfig context (default its current context)"},
+			&cli.BoolFlag{Name: "aws", Usage: "also read the AWS account through the SDK's default credentials (AWS_PROFILE, AWS_REGION, ...): read-only Describe calls, under aws/"},
 		},
 		Action: runCapture,
 	}
@@ -58,8 +65,19 @@ func runCapture(c *cli.Context) error {
 		return &exitError{code: ExitError, err: fmt.Errorf("reading the kubeconfig: %w", err)}
 	}
 	dir := c.Args().First()
+	opts := replay.CaptureOptions{Config: cfg, Dir: dir, Progress: c.App.ErrWriter}
+	if c.Bool("aws") {
+		awsCfg, err := awsconfig.LoadDefaultConfig(c.Context)
+		if err != nil {
+			return &exitError{code: ExitError, err: fmt.Errorf("reading the AWS credentials: %w", err)}
+		}
+		if awsCfg.Region == "" {
+			return &exitError{code: ExitError, err: errors.New("--aws needs a region: set AWS_REGION (or the profile's region)")}
+		}
+		opts.AWS = &awsCfg
+	}
 	fmt.Fprintf(c.App.ErrWriter, "Capturing %s into %s (read-only)\n", cfg.Host, dir)
-	sum, err := replay.Capture(c.Context, replay.CaptureOptions{Config: cfg, Dir: dir, Progress: c.App.ErrWriter}, replay.NewRedactor())
+	sum, err := replay.Capture(c.Context, opts, replay.NewRedactor())
 	if err != nil {
 		return &exitError{code: ExitError, err: fmt.Errorf("capture: %w", err)}
 	}
