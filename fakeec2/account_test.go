@@ -81,7 +81,7 @@ func TestIntegrationAccountServices(t *testing.T) {
 		CertificateAuthorityData: "Y2E=", Version: "1.37", ServiceIPv4CIDR: "10.96.0.0/12",
 		RoleARN: "arn:aws:iam::123456789012:role/eks-cluster"}))
 
-	it, _ := ec2model.LookupInstanceType("m6i.large")
+	it, _ := ec2model.LookupInstanceTypeIn("eu-west-2", "m6i.large")
 	prices, err := pc.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), Filters: []pricingtypes.Filter{
 		{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("instanceType"), Value: aws.String("m6i.large")},
 		{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("regionCode"), Value: aws.String("eu-west-2")},

@@ -196,7 +196,7 @@ func TestIntegrationBillingAccrual(t *testing.T) {
 		[]ec2types.Tag{{Key: aws.String("application"), Value: aws.String("batch")}})
 	e.must(err)
 	odID, spID := od.Instances[0].InstanceIds[0], sp.Instances[0].InstanceIds[0]
-	m6i, _ := ec2model.LookupInstanceType("m6i.large")
+	m6i, _ := ec2model.LookupInstanceTypeIn("eu-west-2", "m6i.large")
 	spotPrice := ec2model.SpotPrice(&m6i, "eu-west-2b")
 	if spotPrice >= m6i.OnDemandPrice || spotPrice <= 0 {
 		t.Fatalf("spot price %v vs on-demand %v", spotPrice, m6i.OnDemandPrice)

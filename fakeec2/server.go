@@ -34,8 +34,16 @@ const (
 // Options configure a Server. The zero value is usable: an in-memory emulator of
 // eu-west-2 with the real clock and random IDs.
 type Options struct {
-	Region    string // default eu-west-2; its zones are REGIONa, REGIONb, REGIONc
+	Region string // default eu-west-2; one of ec2.Regions()
+	// Zones are the account's zones, names (us-east-1a) or letters (a); none: every zone of
+	// the region.
+	Zones     []string
 	AccountID string // default 123456789012
+	// DiscoveryTag is the value of karpenter.sh/discovery on the account's subnets and node
+	// security group, and NAME in its seeded roles KarpenterNodeRole-NAME and
+	// KarpenterControllerRole-NAME: the cluster's name, as Karpenter's getting-started guide
+	// sets an account up. Default: the course's ziba-production.
+	DiscoveryTag string
 	// StateDir holds the bbolt state file; empty keeps everything in memory.
 	StateDir string
 	// BootDelay is how long an instance stays pending. Zero means DefaultBootDelay;
@@ -91,6 +99,7 @@ func durationOr(d, def time.Duration) time.Duration {
 // is safe for concurrent use.
 type Server struct {
 	region, account string
+	discovery       string
 	clock           *labClock
 	ids             account.IDGenerator
 	log             *slog.Logger
@@ -147,6 +156,17 @@ func New(opts Options) (*Server, error) {
 	if s.account == "" {
 		s.account = DefaultAccountID
 	}
+	s.discovery = opts.DiscoveryTag
+	if s.discovery == "" {
+		s.discovery = service.DefaultDiscoveryTag
+	}
+	region, err := ec2.LookupRegion(s.region)
+	if err == nil {
+		region, err = region.SelectZones(opts.Zones)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if s.clock.base == nil {
 		s.clock.base = realClock{}
 	}
@@ -167,9 +187,9 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("loading state from %s: %w", opts.StateDir, err)
 		}
 	}
-	var err error
 	s.ec2, err = service.New(service.Config{
-		Region: s.region, AccountID: s.account, KubernetesVersion: opts.KubernetesVersion,
+		Region: s.region, Zones: region.Zones, DiscoveryTag: s.discovery,
+		AccountID: s.account, KubernetesVersion: opts.KubernetesVersion,
 		BootDelay:           durationOr(opts.BootDelay, DefaultBootDelay),
 		ShutdownDelay:       durationOr(opts.ShutdownDelay, DefaultShutdownDelay),
 		TerminatedRetention: durationOr(opts.TerminatedRetention, DefaultTerminatedRetention),

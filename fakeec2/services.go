@@ -35,7 +35,7 @@ type accountServices struct {
 // openServices opens every service over s's host and registers it with the router.
 func (s *Server) openServices() error {
 	var err error
-	if s.svc.iam, err = iam.New(s.host, iam.Options{}); err != nil {
+	if s.svc.iam, err = iam.New(s.host, iam.Options{SeedRoles: iam.SeedRolesFor(s.discovery)}); err != nil {
 		return fmt.Errorf("opening IAM: %w", err)
 	}
 	if s.svc.sts, err = sts.New(s.host, sts.Options{DecodeDenial: s.decodeDenial}); err != nil {
@@ -44,7 +44,7 @@ func (s *Server) openServices() error {
 	if s.svc.eks, err = eks.New(s.host); err != nil {
 		return fmt.Errorf("opening EKS: %w", err)
 	}
-	if s.svc.pricing, err = pricing.New(s.host, pricing.Options{Products: priceList()}); err != nil {
+	if s.svc.pricing, err = pricing.New(s.host, pricing.Options{Products: priceList(s.region)}); err != nil {
 		return fmt.Errorf("opening Pricing: %w", err)
 	}
 	if s.svc.ssm, err = ssm.New(s.host, ssm.Options{}); err != nil {
@@ -82,13 +82,14 @@ func (s *Server) ensureInterruptionQueue() error {
 }
 
 // priceList is the catalog as the Price List API sells it: the prices the ledger bills.
-func priceList() []pricing.Product {
-	catalog := ec2.InstanceTypes()
+func priceList(region string) []pricing.Product {
+	catalog := ec2.Catalog(region)
 	out := make([]pricing.Product, 0, len(catalog))
 	for _, it := range catalog {
 		out = append(out, pricing.Product{InstanceType: it.Name, VCPU: int(it.VCPUs), MemoryGiB: float64(it.MemoryMiB) / 1024,
 			OnDemandUSDPerHour: it.OnDemandPrice, Arch: it.Arch, ClockSpeedGHz: it.ClockSpeedGHz,
-			NetworkPerformance: it.NetworkPerformance, BareMetal: it.BareMetal})
+			NetworkPerformance: it.NetworkPerformance, BareMetal: it.BareMetal, PhysicalProcessor: it.PhysicalProcessor,
+			InstanceFamily: it.Family, GPU: int(it.GPU.Count)})
 	}
 	return out
 }

@@ -21,10 +21,14 @@ type SeedRole struct {
 
 // DefaultSeedRoles are the course's roles: the node role its EC2NodeClass names and the
 // controller's role.
-func DefaultSeedRoles() []SeedRole {
+func DefaultSeedRoles() []SeedRole { return SeedRolesFor("ziba-production") }
+
+// SeedRolesFor are the roles Karpenter's getting-started guide creates for a cluster:
+// KarpenterNodeRole-NAME and KarpenterControllerRole-NAME.
+func SeedRolesFor(name string) []SeedRole {
 	return []SeedRole{
-		{Name: "KarpenterNodeRole-ziba-production", Description: "Karpenter node role"},
-		{Name: "KarpenterControllerRole-ziba-production", Description: "Karpenter controller role"},
+		{Name: "KarpenterNodeRole-" + name, Description: "Karpenter node role"},
+		{Name: "KarpenterControllerRole-" + name, Description: "Karpenter controller role"},
 	}
 }
 

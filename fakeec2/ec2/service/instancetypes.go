@@ -35,17 +35,23 @@ var instanceTypeAttrs = wire.AttrTable[*ec2.InstanceTypeInfo]{
 	"processor-info.sustained-clock-speed-in-ghz": func(it *ec2.InstanceTypeInfo) []string {
 		return f64s(it.ClockSpeedGHz)
 	},
-	"supported-virtualization-type":   func(*ec2.InstanceTypeInfo) []string { return wire.One("hvm") },
-	"supported-root-device-type":      func(*ec2.InstanceTypeInfo) []string { return wire.One("ebs") },
-	"supported-usage-class":           func(*ec2.InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
-	"current-generation":              func(*ec2.InstanceTypeInfo) []string { return wire.One("true") },
-	"bare-metal":                      func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
-	"burstable-performance-supported": func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
-	"free-tier-eligible":              func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
-	"hypervisor":                      func(*ec2.InstanceTypeInfo) []string { return wire.One("nitro") },
-	"instance-storage-supported":      func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
-	"vcpu-info.default-vcpus":         func(it *ec2.InstanceTypeInfo) []string { return i32s(it.VCPUs) },
-	"memory-info.size-in-mib":         func(it *ec2.InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
+	"supported-virtualization-type":          func(*ec2.InstanceTypeInfo) []string { return wire.One("hvm") },
+	"supported-root-device-type":             func(*ec2.InstanceTypeInfo) []string { return wire.One("ebs") },
+	"supported-usage-class":                  func(*ec2.InstanceTypeInfo) []string { return []string{"on-demand", "spot"} },
+	"current-generation":                     func(it *ec2.InstanceTypeInfo) []string { return wire.One(wire.FormatBool(!it.PreviousGeneration)) },
+	"bare-metal":                             func(it *ec2.InstanceTypeInfo) []string { return wire.One(wire.FormatBool(it.BareMetal)) },
+	"burstable-performance-supported":        func(it *ec2.InstanceTypeInfo) []string { return wire.One(wire.FormatBool(it.Burstable)) },
+	"free-tier-eligible":                     func(*ec2.InstanceTypeInfo) []string { return wire.One("false") },
+	"hypervisor":                             func(it *ec2.InstanceTypeInfo) []string { return wire.One(it.Hypervisor) },
+	"instance-storage-supported":             func(it *ec2.InstanceTypeInfo) []string { return wire.One(wire.FormatBool(it.LocalNVMeGB > 0)) },
+	"instance-storage-info.total-size-in-gb": func(it *ec2.InstanceTypeInfo) []string { return i64s(it.LocalNVMeGB) },
+	"network-info.efa-supported":             func(it *ec2.InstanceTypeInfo) []string { return wire.One(wire.FormatBool(it.EFAs > 0)) },
+	"network-info.encryption-in-transit-supported": func(it *ec2.InstanceTypeInfo) []string {
+		return wire.One(wire.FormatBool(it.EncryptionInTransit))
+	},
+	"processor-info.supported-features": func(*ec2.InstanceTypeInfo) []string { return nil },
+	"vcpu-info.default-vcpus":           func(it *ec2.InstanceTypeInfo) []string { return i32s(it.VCPUs) },
+	"memory-info.size-in-mib":           func(it *ec2.InstanceTypeInfo) []string { return i64s(it.MemoryMiB) },
 	"network-info.maximum-network-interfaces": func(it *ec2.InstanceTypeInfo) []string {
 		return i32s(it.MaxENIs)
 	},
@@ -55,7 +61,7 @@ var instanceTypeAttrs = wire.AttrTable[*ec2.InstanceTypeInfo]{
 	"network-info.network-performance": func(it *ec2.InstanceTypeInfo) []string { return wire.One(it.NetworkPerformance) },
 	"network-info.ena-support":         func(*ec2.InstanceTypeInfo) []string { return wire.One("required") },
 	"ebs-info.encryption-support":      func(*ec2.InstanceTypeInfo) []string { return wire.One("supported") },
-	"ebs-info.nvme-support":            func(*ec2.InstanceTypeInfo) []string { return wire.One("required") },
+	"ebs-info.nvme-support":            func(it *ec2.InstanceTypeInfo) []string { return wire.One(wire.InstanceType(it).EbsInfo.NvmeSupport) },
 }
 
 func (s *Service) describeInstanceTypes(c *call) (wire.Response, *wire.Error) {
@@ -140,6 +146,45 @@ type spotRow struct {
 	seq             uint64
 	typ, zone, desc string
 	price           float64
+	stamp           time.Time
+}
+
+// spotPeriod is one period of the spot price history: epoch periods before the one in force.
+type spotPeriod struct {
+	epoch int
+	start time.Time
+}
+
+// spotPeriods are the periods whose prices a request's StartTime..EndTime spans, newest
+// first: the one in force at StartTime and every later one up to EndTime (and now).
+func spotPeriods(c *call) ([]spotPeriod, *wire.Error) {
+	start, hasStart, err := c.q.Time("StartTime")
+	if err != nil {
+		return nil, err
+	}
+	end, hasEnd, err := c.q.Time("EndTime")
+	if err != nil {
+		return nil, err
+	}
+	current := c.now.Truncate(ec2.SpotPricePeriod)
+	if !hasEnd || end.After(c.now) {
+		end = c.now
+	}
+	if !hasStart {
+		start = c.now.Add(-24 * time.Hour)
+	}
+	var out []spotPeriod
+	for epoch := 0; epoch < 4*90; epoch++ { // AWS keeps 90 days
+		at := current.Add(-time.Duration(epoch) * ec2.SpotPricePeriod)
+		if at.After(end) {
+			continue
+		}
+		out = append(out, spotPeriod{epoch: epoch, start: at})
+		if !at.After(start) {
+			break
+		}
+	}
+	return out, nil
 }
 
 var spotAttrs = wire.AttrTable[spotRow]{
@@ -149,25 +194,24 @@ var spotAttrs = wire.AttrTable[spotRow]{
 	"spot-price":          func(r spotRow) []string { return wire.One(strconv.FormatFloat(r.price, 'f', 6, 64)) },
 }
 
-// describeSpotPriceHistory answers one price per type, zone and product: the price in
-// force, stamped at the start of the current hour (emulated prices do not move).
+// describeSpotPriceHistory answers, per type, zone and product, the price in force at
+// StartTime and each later one up to EndTime (default now), newest first, as AWS does.
+// Prices change every ec2.SpotPricePeriod; the one in force now never moves (ec2.SpotPrice),
+// so Karpenter's choices are stable. Without a StartTime the history is the last day's.
 func (s *Service) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error) {
 	req, err := wire.ParseDescribe(c.q, wire.Describe[spotRow]{Attrs: spotAttrs, Min: 1, Max: 1000,
 		Seq: func(r spotRow) uint64 { return r.seq }})
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := c.q.Time("StartTime"); err != nil {
-		return nil, err
-	}
-	if _, _, err := c.q.Time("EndTime"); err != nil {
+	periods, err := spotPeriods(c)
+	if err != nil {
 		return nil, err
 	}
 	types, products, zone := c.q.Strs("InstanceType"), c.q.Strs("ProductDescription"), c.q.Str("AvailabilityZone")
 	if len(products) == 0 {
 		products = []string{"Linux/UNIX", "Linux/UNIX (Amazon VPC)"}
 	}
-	stamp := c.now.Truncate(time.Hour)
 	var rows []spotRow
 	names := append([]string(nil), s.typeNames...)
 	sort.Strings(names)
@@ -184,7 +228,10 @@ func (s *Service) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error)
 				if pd != "Linux/UNIX" && pd != "Linux/UNIX (Amazon VPC)" {
 					continue
 				}
-				rows = append(rows, spotRow{seq: uint64(len(rows) + 1), typ: name, zone: z.Name, desc: pd, price: ec2.SpotPrice(it, z.Name)})
+				for _, p := range periods {
+					rows = append(rows, spotRow{seq: uint64(len(rows) + 1), typ: name, zone: z.Name, desc: pd,
+						price: ec2.SpotPriceAt(it, z.Name, p.epoch), stamp: p.start})
+				}
 			}
 		}
 	}
@@ -193,7 +240,7 @@ func (s *Service) describeSpotPriceHistory(c *call) (wire.Response, *wire.Error)
 	for _, r := range page {
 		zid, _ := s.zoneID(r.zone)
 		resp.Prices = append(resp.Prices, wire.SpotPriceItem{InstanceType: r.typ, ProductDescription: r.desc,
-			SpotPrice: strconv.FormatFloat(r.price, 'f', 6, 64), Timestamp: wire.FormatTime(stamp),
+			SpotPrice: strconv.FormatFloat(r.price, 'f', 6, 64), Timestamp: wire.FormatTime(r.stamp),
 			AvailabilityZone: r.zone, AvailabilityZoneID: zid})
 	}
 	return resp, nil

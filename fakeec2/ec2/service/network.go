@@ -10,25 +10,27 @@ import (
 	"github.com/karplab/karplab/fakeec2/ec2/wire"
 )
 
-// DiscoveryTag is the tag Karpenter's EC2NodeClass selects the lab's subnets and security
-// group by (karpenter.sh/discovery: ziba-production).
+// DiscoveryTagKey is the tag Karpenter's EC2NodeClass selects the lab's subnets and
+// security group by; its value is the account's discovery tag (Config.DiscoveryTag), the
+// course's ziba-production by default, as Karpenter's getting-started guide tags them with
+// the cluster's name.
 const (
-	DiscoveryTagKey   = "karpenter.sh/discovery"
-	DiscoveryTagValue = "ziba-production"
+	DiscoveryTagKey     = "karpenter.sh/discovery"
+	DefaultDiscoveryTag = "ziba-production"
 )
 
 // seedDefaults creates the default VPC (10.0.0.0/16), one /19 subnet per zone, the VPC's
 // default security group, the node security group and the AL2023 images. Callers hold s.mu.
 func (s *Service) seedDefaults() {
 	v := &ec2.VPC{Seq: s.nextSeq(), ID: s.newID("vpc"), CIDR: "10.0.0.0/16", IsDefault: true,
-		Tags: []ec2.Tag{{Key: "Name", Value: "ziba-production"}}}
+		Tags: []ec2.Tag{{Key: "Name", Value: s.discovery}}}
 	s.model.VPCs[v.ID] = v
 	s.save(bucketVPCs, v.ID, v)
 	for i, z := range s.zones {
 		sn := &ec2.Subnet{Seq: s.nextSeq(), ID: s.newID("subnet"), VpcID: v.ID, Zone: z.Name, ZoneID: z.ID,
 			CIDR: fmt.Sprintf("10.0.%d.0/19", i*32), IsDefault: true, Tags: []ec2.Tag{
-				{Key: "Name", Value: "ziba-production-private-" + z.Name},
-				{Key: DiscoveryTagKey, Value: DiscoveryTagValue},
+				{Key: "Name", Value: s.discovery + "-private-" + z.Name},
+				{Key: DiscoveryTagKey, Value: s.discovery},
 				{Key: "kubernetes.io/role/internal-elb", Value: "1"},
 			}}
 		s.model.Subnets[sn.ID] = sn
@@ -36,8 +38,8 @@ func (s *Service) seedDefaults() {
 	}
 	for _, g := range []*ec2.SecurityGroup{
 		{Name: "default", Description: "default VPC security group"},
-		{Name: "ziba-production-node", Description: "EKS node security group for ziba-production",
-			Tags: []ec2.Tag{{Key: "Name", Value: "ziba-production-node"}, {Key: DiscoveryTagKey, Value: DiscoveryTagValue}}},
+		{Name: s.discovery + "-node", Description: "EKS node security group for " + s.discovery,
+			Tags: []ec2.Tag{{Key: "Name", Value: s.discovery + "-node"}, {Key: DiscoveryTagKey, Value: s.discovery}}},
 	} {
 		g.Seq, g.ID, g.VpcID = s.nextSeq(), s.newID("sg"), v.ID
 		s.model.Groups[g.ID] = g

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,6 +22,11 @@ import (
 // Config sets up EC2's service. Its delays are resolved: zero means none.
 type Config struct {
 	Region, AccountID string
+	// Zones are the account's zones, a subset of the region's (nil: every zone of it).
+	Zones []ec2.Zone
+	// ClusterName is the EKS cluster the account is set up for: its subnets and node
+	// security group carry karpenter.sh/discovery=DiscoveryTag. Empty: DefaultDiscoveryTag.
+	DiscoveryTag string
 	// KubernetesVersion is the cluster's minor ("1.37"): the seeded EKS-optimized images
 	// are built for it and the minor before. Empty: DefaultKubernetesVersion.
 	KubernetesVersion string
@@ -65,6 +69,7 @@ type Service struct {
 	region, account string
 	k8sVersion      string
 	zones           []zoneInfo
+	discovery       string
 	shutdownDelay   time.Duration
 	retention       time.Duration
 	volumeDelay     time.Duration
@@ -120,12 +125,22 @@ func New(cfg Config, acct Account) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	zoneIDs := []string{"az2", "az3", "az1"}
-	short := regionShort(s.region)
-	for i, l := range []string{"a", "b", "c"} {
-		s.zones = append(s.zones, zoneInfo{Name: s.region + l, ID: short + "-" + zoneIDs[i]})
+	region, err := ec2.LookupRegion(s.region)
+	if err != nil {
+		return nil, err
 	}
-	s.catalog = ec2.InstanceTypes()
+	zones := cfg.Zones
+	if len(zones) == 0 {
+		zones = region.Zones
+	}
+	for _, z := range zones {
+		s.zones = append(s.zones, zoneInfo{Name: z.Name, ID: z.ID})
+	}
+	s.discovery = cfg.DiscoveryTag
+	if s.discovery == "" {
+		s.discovery = DefaultDiscoveryTag
+	}
+	s.catalog = ec2.Catalog(s.region)
 	s.types = map[string]*ec2.InstanceTypeInfo{}
 	for i := range s.catalog {
 		it := &s.catalog[i]
@@ -152,15 +167,6 @@ func New(cfg Config, acct Account) (*Service, error) {
 		return nil, fmt.Errorf("saving the default network: %w", err)
 	}
 	return s, nil
-}
-
-// regionShort turns eu-west-2 into euw2, as zone IDs are spelled.
-func regionShort(region string) string {
-	parts := strings.Split(region, "-")
-	if len(parts) != 3 {
-		return region
-	}
-	return parts[0] + parts[1][:1] + parts[2]
 }
 
 func (s *Service) resetMaps(all bool) {

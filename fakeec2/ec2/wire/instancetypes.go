@@ -20,8 +20,12 @@ type InstanceTypeItem struct {
 	VCPUInfo                      xmlVCPU       `xml:"vCpuInfo"`
 	MemoryInfo                    xmlMemory     `xml:"memoryInfo"`
 	InstanceStorageSupported      string        `xml:"instanceStorageSupported"`
+	InstanceStorageInfo           *xmlStorage   `xml:"instanceStorageInfo,omitempty"`
 	EbsInfo                       xmlEbsInfo    `xml:"ebsInfo"`
 	NetworkInfo                   xmlNetworkInf `xml:"networkInfo"`
+	GpuInfo                       *xmlGpuInfo   `xml:"gpuInfo,omitempty"`
+	InferenceAcceleratorInfo      *xmlInference `xml:"inferenceAcceleratorInfo,omitempty"`
+	NeuronInfo                    *xmlNeuron    `xml:"neuronInfo,omitempty"`
 	PlacementGroupStrategies      []string      `xml:"placementGroupInfo>supportedStrategies>item"`
 	HibernationSupported          string        `xml:"hibernationSupported"`
 	BurstablePerformanceSupported string        `xml:"burstablePerformanceSupported"`
@@ -49,15 +53,70 @@ type xmlMemory struct {
 }
 
 type xmlEbsInfo struct {
-	EbsOptimizedSupport string `xml:"ebsOptimizedSupport"`
-	EncryptionSupport   string `xml:"encryptionSupport"`
-	NvmeSupport         string `xml:"nvmeSupport"`
+	EbsOptimizedSupport string               `xml:"ebsOptimizedSupport"`
+	EbsOptimizedInfo    *xmlEbsOptimizedInfo `xml:"ebsOptimizedInfo,omitempty"`
+	EncryptionSupport   string               `xml:"encryptionSupport"`
+	NvmeSupport         string               `xml:"nvmeSupport"`
+}
+
+type xmlEbsOptimizedInfo struct {
+	BaselineBandwidthInMbps int32 `xml:"baselineBandwidthInMbps"`
+	MaximumBandwidthInMbps  int32 `xml:"maximumBandwidthInMbps"`
 }
 
 type xmlNetworkCard struct {
-	NetworkCardIndex         int32  `xml:"networkCardIndex"`
-	NetworkPerformance       string `xml:"networkPerformance"`
-	MaximumNetworkInterfaces int32  `xml:"maximumNetworkInterfaces"`
+	NetworkCardIndex         int32    `xml:"networkCardIndex"`
+	NetworkPerformance       string   `xml:"networkPerformance"`
+	MaximumNetworkInterfaces int32    `xml:"maximumNetworkInterfaces"`
+	BaselineBandwidthInGbps  *float64 `xml:"baselineBandwidthInGbps,omitempty"`
+	PeakBandwidthInGbps      *float64 `xml:"peakBandwidthInGbps,omitempty"`
+}
+
+type xmlStorage struct {
+	TotalSizeInGB     int64     `xml:"totalSizeInGB"`
+	Disks             []xmlDisk `xml:"disks>item"`
+	NvmeSupport       string    `xml:"nvmeSupport"`
+	EncryptionSupport string    `xml:"encryptionSupport"`
+}
+
+type xmlDisk struct {
+	SizeInGB int64  `xml:"sizeInGB"`
+	Count    int32  `xml:"count"`
+	Type     string `xml:"type"`
+}
+
+type xmlGpuInfo struct {
+	Gpus                []xmlDevice `xml:"gpus>item"`
+	TotalGpuMemoryInMiB int64       `xml:"totalGpuMemoryInMiB"`
+}
+
+// xmlDevice is a GPU or an inference accelerator: GpuDeviceInfo and
+// InferenceDeviceInfo share these fields.
+type xmlDevice struct {
+	Name         string     `xml:"name"`
+	Manufacturer string     `xml:"manufacturer"`
+	Count        int32      `xml:"count"`
+	MemoryInfo   *xmlMemory `xml:"memoryInfo,omitempty"`
+}
+
+type xmlInference struct {
+	Accelerators []xmlDevice `xml:"accelerators>item"`
+}
+
+type xmlNeuron struct {
+	NeuronDevices []xmlNeuronDevice `xml:"neuronDevices>item"`
+}
+
+type xmlNeuronDevice struct {
+	Name     string `xml:"name"`
+	Count    int32  `xml:"count"`
+	CoreInfo struct {
+		Count int32 `xml:"count"`
+	} `xml:"coreInfo"`
+}
+
+type xmlEfaInfo struct {
+	MaximumEfaInterfaces int32 `xml:"maximumEfaInterfaces"`
 }
 
 type xmlNetworkInf struct {
@@ -71,6 +130,7 @@ type xmlNetworkInf struct {
 	IPv6Supported             string           `xml:"ipv6Supported"`
 	EnaSupport                string           `xml:"enaSupport"`
 	EfaSupported              string           `xml:"efaSupported"`
+	EfaInfo                   *xmlEfaInfo      `xml:"efaInfo,omitempty"`
 	EncryptionInTransit       string           `xml:"encryptionInTransitSupported"`
 }
 
@@ -85,41 +145,86 @@ type DescribeInstanceTypesResponse struct {
 // record is the same for every type the lab sells.
 func InstanceType(it *ec2.InstanceTypeInfo) InstanceTypeItem {
 	threads := int32(2)
-	if it.IsGraviton() {
-		threads = 1
-	}
 	boot := []string{"legacy-bios", "uefi"}
 	if it.IsGraviton() {
-		boot = []string{"uefi"}
+		threads, boot = 1, []string{"uefi"}
 	}
-	bareMetal, hypervisor := "false", "nitro"
-	if it.BareMetal {
-		bareMetal, hypervisor = "true", ""
-	}
-	return InstanceTypeItem{
-		InstanceType: it.Name, CurrentGeneration: "true", FreeTierEligible: "false",
+	nitro := it.Hypervisor == "nitro" || it.BareMetal
+	item := InstanceTypeItem{
+		InstanceType: it.Name, CurrentGeneration: FormatBool(!it.PreviousGeneration), FreeTierEligible: "false",
 		SupportedUsageClasses:        []string{"on-demand", "spot"},
 		SupportedRootDeviceTypes:     []string{"ebs"},
 		SupportedVirtualizationTypes: []string{"hvm"},
-		BareMetal:                    bareMetal, Hypervisor: hypervisor,
+		BareMetal:                    FormatBool(it.BareMetal), Hypervisor: it.Hypervisor,
 		ProcessorInfo: xmlProcessor{SupportedArchitectures: []string{it.Arch}, SustainedClockSpeed: it.ClockSpeedGHz,
 			Manufacturer: it.Manufacturer},
-		VCPUInfo:                 xmlVCPU{DefaultVCPUs: it.VCPUs, DefaultCores: it.VCPUs / threads, DefaultThreadsPerCore: threads},
+		VCPUInfo:                 xmlVCPU{DefaultVCPUs: it.VCPUs, DefaultCores: max(it.VCPUs/threads, 1), DefaultThreadsPerCore: threads},
 		MemoryInfo:               xmlMemory{SizeInMiB: it.MemoryMiB},
-		InstanceStorageSupported: "false",
-		EbsInfo:                  xmlEbsInfo{EbsOptimizedSupport: "default", EncryptionSupport: "supported", NvmeSupport: "required"},
-		NetworkInfo: xmlNetworkInf{
-			NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: it.MaxENIs, MaximumNetworkCards: 1,
-			NetworkCards: []xmlNetworkCard{{NetworkCardIndex: 0, NetworkPerformance: it.NetworkPerformance,
-				MaximumNetworkInterfaces: it.MaxENIs}},
-			IPv4AddressesPerInterface: it.IPv4PerENI, IPv6AddressesPerInterface: it.IPv4PerENI,
-			IPv6Supported: "true", EnaSupport: "required", EfaSupported: "false", EncryptionInTransit: "true",
-		},
+		InstanceStorageSupported: FormatBool(it.LocalNVMeGB > 0),
+		EbsInfo:                  ebsInfo(it, nitro),
+		NetworkInfo:              networkInfo(it, nitro),
 		PlacementGroupStrategies: []string{"cluster", "partition", "spread"},
-		HibernationSupported:     "true", BurstablePerformanceSupported: "false", DedicatedHostsSupported: "true",
-		AutoRecoverySupported: "true", SupportedBootModes: boot, NitroEnclavesSupport: "supported",
-		NitroTpmSupport: "supported",
+		HibernationSupported:     "true", BurstablePerformanceSupported: FormatBool(it.Burstable), DedicatedHostsSupported: "true",
+		AutoRecoverySupported: "true", SupportedBootModes: boot, NitroEnclavesSupport: "unsupported", NitroTpmSupport: "unsupported",
 	}
+	if nitro {
+		item.NitroEnclavesSupport, item.NitroTpmSupport = "supported", "supported"
+	}
+	if it.LocalNVMeGB > 0 {
+		item.InstanceStorageInfo = &xmlStorage{TotalSizeInGB: it.LocalNVMeGB, NvmeSupport: "required", EncryptionSupport: "required",
+			Disks: []xmlDisk{{SizeInGB: it.LocalNVMeGB, Count: 1, Type: "ssd"}}}
+	}
+	if g := it.GPU; g.Count > 0 {
+		item.GpuInfo = &xmlGpuInfo{TotalGpuMemoryInMiB: g.MemoryMiB * int64(g.Count),
+			Gpus: []xmlDevice{{Name: g.Name, Manufacturer: g.Manufacturer, Count: g.Count, MemoryInfo: &xmlMemory{SizeInMiB: g.MemoryMiB}}}}
+	}
+	if a := it.Accelerator; a.Count > 0 && a.Neuron {
+		d := xmlNeuronDevice{Name: a.Name, Count: a.Count}
+		d.CoreInfo.Count = a.CoresPerDevice
+		item.NeuronInfo = &xmlNeuron{NeuronDevices: []xmlNeuronDevice{d}}
+	} else if a.Count > 0 {
+		item.InferenceAcceleratorInfo = &xmlInference{Accelerators: []xmlDevice{{Name: a.Name, Manufacturer: a.Manufacturer, Count: a.Count}}}
+	}
+	return item
+}
+
+func ebsInfo(it *ec2.InstanceTypeInfo, nitro bool) xmlEbsInfo {
+	info := xmlEbsInfo{EbsOptimizedSupport: "supported", EncryptionSupport: "supported", NvmeSupport: "unsupported"}
+	if nitro {
+		info.NvmeSupport = "required"
+	}
+	if it.EBSMbps > 0 {
+		info.EbsOptimizedSupport = "default"
+		info.EbsOptimizedInfo = &xmlEbsOptimizedInfo{BaselineBandwidthInMbps: it.EBSMbps, MaximumBandwidthInMbps: it.EBSMbps}
+	}
+	return info
+}
+
+func networkInfo(it *ec2.InstanceTypeInfo, nitro bool) xmlNetworkInf {
+	n := xmlNetworkInf{
+		NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: it.MaxENIs,
+		DefaultNetworkCardIndex:   it.DefaultNetworkCard,
+		IPv4AddressesPerInterface: it.IPv4PerENI, IPv6AddressesPerInterface: it.IPv4PerENI,
+		IPv6Supported: FormatBool(nitro), EnaSupport: "supported", EfaSupported: FormatBool(it.EFAs > 0),
+		EncryptionInTransit: FormatBool(it.EncryptionInTransit),
+	}
+	if nitro {
+		n.EnaSupport = "required"
+	}
+	if it.EFAs > 0 {
+		n.EfaInfo = &xmlEfaInfo{MaximumEfaInterfaces: it.EFAs}
+	}
+	cards := it.Cards()
+	n.MaximumNetworkCards = int32(len(cards))
+	for i, c := range cards {
+		card := xmlNetworkCard{NetworkCardIndex: int32(i), NetworkPerformance: it.NetworkPerformance, MaximumNetworkInterfaces: c}
+		if it.NetworkMbps > 0 {
+			gbps := float64(it.NetworkMbps) / 1000 / float64(len(cards))
+			card.BaselineBandwidthInGbps, card.PeakBandwidthInGbps = &gbps, &gbps
+		}
+		n.NetworkCards = append(n.NetworkCards, card)
+	}
+	return n
 }
 
 // OfferingItem is one item of DescribeInstanceTypeOfferings' instanceTypeOfferingSet.
