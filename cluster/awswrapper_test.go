@@ -69,7 +69,7 @@ func TestAWSWrapperReachesTheLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := evalEnv(t, h, "/usr/bin:/bin", "aws ec2 describe-regions --query 'Regions[].RegionName' --output text")
-	if err != nil || !strings.Contains(out, Region) {
+	if err != nil || !strings.Contains(out, DefaultRegion) {
 		t.Fatalf("aws ec2 describe-regions through the wrapper: %v\n%s", err, out)
 	}
 }

@@ -26,6 +26,11 @@ type StartOptions struct {
 	// taken (ChooseEC2Addr).
 	EC2Addr   string
 	BootDelay time.Duration
+	// Region, Zones and ClusterName choose the lab's account at its first start (empty:
+	// the home's, or the course's); the home keeps them.
+	Region      string
+	Zones       []string
+	ClusterName string
 	// Verbosity is passed to the daemon's -v.
 	Verbosity int
 	// Timeout bounds the wait for the lab to become ready.
@@ -61,11 +66,17 @@ func (o StartOptions) DaemonArgs() []string {
 // already runs it returns *AlreadyRunningError and changes nothing. When start-up fails it
 // returns the daemon's error and the tail of its log.
 func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*State, error) {
+	if _, err := NewAccount(o.Region, o.Zones, o.ClusterName); err != nil { // bad input starts nothing
+		return nil, err
+	}
 	if err := h.Ensure(); err != nil {
 		return nil, err
 	}
 	if pid, err := h.daemonPID(); err == nil {
 		return nil, &AlreadyRunningError{PID: pid}
+	}
+	if _, err := h.ChooseAccount(o.Region, o.Zones, o.ClusterName); err != nil {
+		return nil, err
 	}
 	if err := Preflight(ctx, h, Target{Backend: o.Backend, Provider: o.Provider, Kubeconfig: o.Kubeconfig, Context: o.Context}); err != nil {
 		return nil, err

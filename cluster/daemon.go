@@ -46,7 +46,9 @@ type DaemonConfig struct {
 	// BootDelay is how long an emulated instance stays pending before running (0: 2s,
 	// negative: none).
 	BootDelay time.Duration
-	Logger    *slog.Logger
+	// Account is the lab's AWS account (region, zones, cluster name); zero: the home's.
+	Account Account
+	Logger  *slog.Logger
 	// Status receives one line per finished start-up step (the foreground user's progress).
 	Status io.Writer
 	// Executable is the karplab binary the Karpenter child runs; empty means this process's.
@@ -131,6 +133,13 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	}
 	if err := h.Ensure(); err != nil {
 		return err
+	}
+	if cfg.Account.Region == "" {
+		acct, err := h.ChooseAccount("", nil, "")
+		if err != nil {
+			return err
+		}
+		cfg.Account = acct
 	}
 	if err := h.claimPIDFile(); err != nil {
 		return err

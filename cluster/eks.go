@@ -25,25 +25,25 @@ const (
 )
 
 // eksCluster is EKSCluster for the backend's cluster.
-func eksCluster(be backend.Backend) (eks.Cluster, error) {
+func eksCluster(be backend.Backend, acct Account) (eks.Cluster, error) {
 	cidr := controlplane.ServiceCIDR
 	if be.Name() != "embedded" {
 		cidr = serviceCIDR(be.RESTConfig())
 	}
-	return EKSCluster(be.RESTConfig(), cidr)
+	return EKSCluster(be.RESTConfig(), cidr, acct.ClusterName)
 }
 
 // EKSCluster is the truth about the lab's cluster that the emulator's EKS DescribeCluster
 // answers, as EKS would for a real one: the URL and CA of the API server cfg reaches, the
 // Kubernetes minor and the Service CIDR (karpenter-provider-aws derives the nodes' cluster
 // DNS and IP family from them).
-func EKSCluster(cfg *rest.Config, serviceIPv4CIDR string) (eks.Cluster, error) {
+func EKSCluster(cfg *rest.Config, serviceIPv4CIDR, name string) (eks.Cluster, error) {
 	ca, err := caPEM(cfg)
 	if err != nil {
 		return eks.Cluster{}, err
 	}
 	return eks.Cluster{
-		Name:                     ClusterName,
+		Name:                     name,
 		Endpoint:                 cfg.Host,
 		CertificateAuthorityData: base64.StdEncoding.EncodeToString(ca),
 		Version:                  fakeec2.DefaultKubernetesVersion,

@@ -7,13 +7,9 @@ import (
 	"time"
 )
 
-// Lab-wide constants every process agrees on.
+// Lab-wide constants every process agrees on. The account's region and cluster name are
+// the lab's settings (Account, in the home), not constants.
 const (
-	// Region is the emulated AWS region.
-	Region = "eu-west-2"
-	// ClusterName names the cluster in tags (kubernetes.io/cluster/<name>=owned).
-	ClusterName = "karplab"
-
 	// LearnerAccessKeyID is the dummy credential `karplab env` gives the learner's aws CLI; the
 	// emulator's audit trail records calls made with it as the learner.
 	LearnerAccessKeyID = "AKIAKARPLABLEARNER01"
@@ -27,13 +23,18 @@ const (
 	DefaultStartTimeout = 5 * time.Minute
 )
 
-// EnvVars are the exports that point kubectl and the aws CLI at the lab.
+// EnvVars are the exports that point kubectl and the aws CLI at the lab, in its account's
+// region.
 func EnvVars(h Home, ec2Endpoint string) []string {
+	acct, err := h.ReadAccount()
+	if err != nil {
+		acct = DefaultAccount()
+	}
 	return []string{
 		"KUBECONFIG=" + h.Kubeconfig(),
 		"AWS_ENDPOINT_URL=" + ec2Endpoint,
-		"AWS_REGION=" + Region,
-		"AWS_DEFAULT_REGION=" + Region,
+		"AWS_REGION=" + acct.Region,
+		"AWS_DEFAULT_REGION=" + acct.Region,
 		"AWS_ACCESS_KEY_ID=" + LearnerAccessKeyID,
 		"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
 		"AWS_PAGER=",

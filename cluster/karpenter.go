@@ -63,7 +63,7 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			opts.MetricsPort = metricsPort
 			opts.LabClock = ec2Endpoint // the controllers run on the account's lab time
 			opts.InstallRecord = cfg.Home.InstallRecord()
-			opts, env := KarpenterProcess(opts, cfg.Home.Kubeconfig(), d.restConfig().Host, ec2Endpoint)
+			opts, env := KarpenterProcess(opts, cfg.Account, cfg.Home.Kubeconfig(), d.restConfig().Host, ec2Endpoint)
 			healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 			metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 			sup = &karpenter.Supervisor{
@@ -102,13 +102,13 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 // KarpenterProcess completes opts (the caller's provider, ports and tuning) and returns the
 // child's environment, as the daemon runs Karpenter: on the API server apiServer through
 // kubeconfig, and on the lab's AWS account at ec2Endpoint with the controller's credential.
-func KarpenterProcess(opts karpenter.Options, kubeconfig, apiServer, ec2Endpoint string) (karpenter.Options, []string) {
-	opts.ClusterName = ClusterName
+func KarpenterProcess(opts karpenter.Options, acct Account, kubeconfig, apiServer, ec2Endpoint string) (karpenter.Options, []string) {
+	opts.ClusterName = acct.ClusterName
 	opts.Kubeconfig = kubeconfig
 	env := []string{
 		"KUBECONFIG=" + kubeconfig,
 		"AWS_ENDPOINT_URL=" + ec2Endpoint,
-		"AWS_REGION=" + Region,
+		"AWS_REGION=" + acct.Region,
 		"AWS_ACCESS_KEY_ID=" + KarpenterAccessKeyID,
 		"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
 		"AWS_SESSION_TOKEN=",
@@ -119,8 +119,8 @@ func KarpenterProcess(opts karpenter.Options, kubeconfig, apiServer, ec2Endpoint
 		// As the provider's Helm chart sets them; the emulator's SQS has a queue named
 		// after the cluster. The child passes the same values as flags too.
 		opts.ClusterEndpoint = apiServer
-		opts.InterruptionQueue = ClusterName
-		env = append(env, "CLUSTER_NAME="+ClusterName, "CLUSTER_ENDPOINT="+opts.ClusterEndpoint,
+		opts.InterruptionQueue = acct.ClusterName
+		env = append(env, "CLUSTER_NAME="+acct.ClusterName, "CLUSTER_ENDPOINT="+opts.ClusterEndpoint,
 			"INTERRUPTION_QUEUE="+opts.InterruptionQueue)
 	}
 	return opts, env

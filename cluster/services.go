@@ -93,8 +93,13 @@ func Preflight(ctx context.Context, h Home, t Target) error {
 // NewEC2Client returns an aws-sdk-go-v2 EC2 client for the lab's emulator, signing as
 // accessKeyID.
 func NewEC2Client(endpoint, accessKeyID string) *ec2.Client {
+	return NewEC2ClientIn(DefaultRegion, endpoint, accessKeyID)
+}
+
+// NewEC2ClientIn is NewEC2Client for the account's region.
+func NewEC2ClientIn(region, endpoint, accessKeyID string) *ec2.Client {
 	return ec2.New(ec2.Options{
-		Region:       Region,
+		Region:       region,
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, DummySecretAccessKey, ""),
 		// The lab's own components talk to a local emulator: few, quick retries.
@@ -176,11 +181,13 @@ func ec2Service(d *daemon, be backend.Backend, endpoint string) *service {
 				return "", fmt.Errorf("listening on %s (is another emulator running? use --ec2-addr): %w", cfg.EC2Addr, err)
 			}
 			ec2srv, err = fakeec2.New(fakeec2.Options{
-				Region:    Region,
-				StateDir:  cfg.Home.EC2Dir(),
-				BootDelay: cfg.BootDelay,
+				Region:       cfg.Account.Region,
+				Zones:        cfg.Account.Zones,
+				DiscoveryTag: cfg.Account.DiscoveryTag,
+				StateDir:     cfg.Home.EC2Dir(),
+				BootDelay:    cfg.BootDelay,
 				// Karpenter's INTERRUPTION_QUEUE (provider aws), as its CloudFormation stack makes it.
-				InterruptionQueue: ClusterName,
+				InterruptionQueue: cfg.Account.ClusterName,
 				DefaultPolicy:     DefaultPolicy(cfg.Provider),
 				Logger:            cfg.Logger.With("component", "ec2"),
 			})
@@ -188,7 +195,7 @@ func ec2Service(d *daemon, be backend.Backend, endpoint string) *service {
 				ln.Close()
 				return "", err
 			}
-			cluster, err := eksCluster(be)
+			cluster, err := eksCluster(be, cfg.Account)
 			if err == nil {
 				err = ec2srv.SetEKSCluster(cluster)
 			}
@@ -202,7 +209,7 @@ func ec2Service(d *daemon, be backend.Backend, endpoint string) *service {
 				return "", fmt.Errorf("writing env file: %w", err)
 			}
 			d.setEndpoint(func(s *State) { s.EC2Endpoint = endpoint })
-			return endpoint + " (" + Region + ")", nil
+			return endpoint + " (" + cfg.Account.Region + ", cluster " + cfg.Account.ClusterName + ")", nil
 		},
 		stop: func(ctx context.Context) error {
 			err := httpSrv.Shutdown(ctx)
@@ -295,11 +302,11 @@ func kubeletService(d *daemon, endpoint string) *service {
 			var err error
 			kl, err = kubelet.New(kubelet.Options{
 				RESTConfig: d.restConfig(),
-				EC2:        NewEC2Client(endpoint, KubeletAccessKeyID),
+				EC2:        NewEC2ClientIn(cfg.Account.Region, endpoint, KubeletAccessKeyID),
 				// What the instance's OS prints (nodeadm, cloud-init) reaches GetConsoleOutput.
 				Console:     fakeec2.NewAdminClient(endpoint),
-				ClusterName: ClusterName,
-				Region:      Region,
+				ClusterName: cfg.Account.ClusterName,
+				Region:      cfg.Account.Region,
 				Logger:      cfg.Logger.With("component", "kubelet"),
 				// Karpenter's stock kwok provider makes Nodes itself; kwok keeps them Ready.
 				ManageKWOKProviderNodes: cfg.Provider == "kwok",

@@ -44,6 +44,8 @@ type Env struct {
 	Admin *fakeec2.AdminClient
 	// EC2Endpoint is the emulator's URL.
 	EC2Endpoint string
+	// Account is the lab's AWS account: region, zones, cluster name.
+	Account cluster.Account
 	// Now is the clock graders date their reports with.
 	Now func() time.Time
 	// Timed, when set, hears how long each staging and each grading took (the tests log
@@ -92,13 +94,18 @@ func NewEnvFor(home cluster.Home, cfg *rest.Config, ec2Endpoint string) (*Env, e
 	if err != nil {
 		return nil, err
 	}
+	acct, err := home.ReadAccount()
+	if err != nil {
+		return nil, err
+	}
 	return &Env{
 		Home:        home,
 		Rest:        cfg,
 		Kube:        kube,
 		Dynamic:     dyn,
 		Mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
-		EC2:         cluster.NewEC2Client(ec2Endpoint, evidence.GraderAccessKeyID),
+		EC2:         cluster.NewEC2ClientIn(acct.Region, ec2Endpoint, evidence.GraderAccessKeyID),
+		Account:     acct,
 		Admin:       fakeec2.NewAdminClient(ec2Endpoint),
 		EC2Endpoint: ec2Endpoint,
 		Now:         time.Now,

@@ -211,7 +211,7 @@ func checkWarned(g *Grading, r interruption) Check {
 		hms(r.Deadline), nouns(len(r.Workers), "render worker"))
 	ev := []string{
 		fmt.Sprintf("audit trail: %s by %s, %s, reclaim at %s", fakeec2.ActionSpotWarning, fakeec2.AWSServiceCaller, in.ID, r.since(r.Deadline)),
-		"EventBridge delivered it to Karpenter's interruption queue (SQS " + cluster.ClusterName + ")",
+		"EventBridge delivered it to Karpenter's interruption queue (SQS " + queueName(g) + ")",
 	}
 	if r.Claim != nil {
 		ev = append(ev, fmt.Sprintf("NodeClaim %s, node %s", r.Claim.Name, r.Node))
@@ -688,4 +688,12 @@ func (e *Env) warnSpot(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, " EC2 warned at %s: spot instance %s (%s, %s), node %s with %s, is reclaimed at %s\n", now.Format(time.TimeOnly), id, victim.InstanceType,
 		aws.ToString(victim.Placement.AvailabilityZone), aws.ToString(victim.PrivateDnsName), nouns(most, "render worker"), now.Add(fakeec2.DefaultSpotWarning).Format(time.TimeOnly))
 	return nil
+}
+
+// queueName is the interruption queue's name: the cluster's.
+func queueName(g *Grading) string {
+	if g.Env == nil {
+		return cluster.DefaultClusterName
+	}
+	return g.Env.Account.ClusterName
 }

@@ -163,9 +163,9 @@ func waitNodeEvent(t *testing.T, e *Env, out io.Writer, node, reason string) {
 // in flight: Karpenter deletes a message only after it has acted on it.
 func waitQueueDrained(t *testing.T, e *Env, out io.Writer) {
 	t.Helper()
-	client := sqs.New(sqs.Options{Region: cluster.Region, BaseEndpoint: aws.String(e.EC2Endpoint),
+	client := sqs.New(sqs.Options{Region: e.Account.Region, BaseEndpoint: aws.String(e.EC2Endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider(evidence.GraderAccessKeyID, cluster.DummySecretAccessKey, "")})
-	url, err := client.GetQueueUrl(t.Context(), &sqs.GetQueueUrlInput{QueueName: aws.String(cluster.ClusterName)})
+	url, err := client.GetQueueUrl(t.Context(), &sqs.GetQueueUrlInput{QueueName: aws.String(e.Account.ClusterName)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func historicLeaks(ev *evidence.Evidence) []leakedInstance {
 	}
 	var out []leakedInstance
 	for _, in := range ev.Instances {
-		if in.Tags[clusterOwnedTag] != "owned" {
+		if !ownedByACluster(in.Tags) {
 			continue
 		}
 		if l, ok := current[in.ID]; ok {

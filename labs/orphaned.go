@@ -488,7 +488,7 @@ not happen again; then karplab check %s
 		return err
 	}
 	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
-	if _, err := SolveOrphans(ctx, learner, out); err != nil {
+	if _, err := SolveOrphans(ctx, learner, e.Account.ClusterName, out); err != nil {
 		return err
 	}
 	return e.waitChecks(ctx, out, opts.Wait, orphanedLab, "nothing-unattached", "orphans-billing-stopped")
@@ -523,7 +523,7 @@ func attachCNIInterface(ctx context.Context, e *Env, out io.Writer, in ec2types.
 	eni, err := node.CreateNetworkInterface(ctx, &ec2.CreateNetworkInterfaceInput{
 		SubnetId: in.SubnetId, Groups: groups, Description: aws.String("aws-K8S-" + id),
 		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeNetworkInterface, Tags: []ec2types.Tag{
-			{Key: aws.String(cniClusterTag), Value: aws.String(cluster.ClusterName)},
+			{Key: aws.String(cniClusterTag), Value: aws.String(e.Account.ClusterName)},
 			{Key: aws.String("node.k8s.amazonaws.com/instance_id"), Value: aws.String(id)},
 			{Key: aws.String("node.k8s.amazonaws.com/createdAt"), Value: aws.String(time.Now().UTC().Format(time.RFC3339))},
 		}}},
@@ -605,8 +605,8 @@ func (e *Env) orphansSettled(ctx context.Context) (bool, string, error) {
 // SolveOrphans is solutions/orphaned-storage/commands.sh through the SDK, signed by ec2c (the
 // learner's credentials): find the cluster's available volumes and interfaces and its
 // snapshots of volumes nothing uses, and delete them. It returns what it deleted.
-func SolveOrphans(ctx context.Context, ec2c *ec2.Client, out io.Writer) ([]string, error) {
-	owned := "tag:" + clusterOwnedTag
+func SolveOrphans(ctx context.Context, ec2c *ec2.Client, clusterName string, out io.Writer) ([]string, error) {
+	owned := "tag:" + clusterTagPrefix + clusterName
 	volumes := func(status string) ([]string, error) {
 		var ids []string
 		p := ec2.NewDescribeVolumesPaginator(ec2c, &ec2.DescribeVolumesInput{Filters: []ec2types.Filter{
@@ -653,7 +653,7 @@ func SolveOrphans(ctx context.Context, ec2c *ec2.Client, out io.Writer) ([]strin
 	}
 	// aws ec2 describe-network-interfaces --filters Name=tag:cluster.k8s.amazonaws.com/name,Values=karplab Name=status,Values=available
 	enis, err := ec2c.DescribeNetworkInterfaces(ctx, &ec2.DescribeNetworkInterfacesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + cniClusterTag), Values: []string{cluster.ClusterName}}, {Name: aws.String("status"), Values: []string{"available"}},
+		{Name: aws.String("tag:" + cniClusterTag), Values: []string{clusterName}}, {Name: aws.String("status"), Values: []string{"available"}},
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("describing network interfaces: %w", err)

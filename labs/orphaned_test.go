@@ -63,7 +63,7 @@ func TestIntegrationOrphanedStorageExerciseFailsThenFixPasses(t *testing.T) {
 	// The wrong sweep: every snapshot of the cluster, the live machine's backup included.
 	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
 	snaps, err := learner.DescribeSnapshots(t.Context(), &ec2.DescribeSnapshotsInput{OwnerIds: []string{"self"},
-		Filters: []ec2types.Filter{{Name: aws.String("tag:" + clusterOwnedTag), Values: []string{"owned"}}}})
+		Filters: []ec2types.Filter{{Name: aws.String("tag:" + clusterTagPrefix + e.Account.ClusterName), Values: []string{"owned"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

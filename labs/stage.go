@@ -28,7 +28,7 @@ func (e *Env) applyFile(ctx context.Context, fsys fs.FS, path string, out io.Wri
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	objs, err := DecodeManifests(path, data)
+	objs, err := DecodeManifests(path, forAccount(data, e.Account))
 	if err != nil {
 		return err
 	}

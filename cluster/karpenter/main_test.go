@@ -177,7 +177,7 @@ func setup() (*testEnv, error) {
 
 	// The account as the lab's daemon makes it: the interruption queue, and the controller's
 	// key bound by the getting-started stack's KarpenterControllerPolicy.
-	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2"), InterruptionQueue: cluster.ClusterName,
+	e.srv, err = fakeec2.New(fakeec2.Options{StateDir: filepath.Join(dir, "ec2"), InterruptionQueue: cluster.DefaultClusterName,
 		DefaultPolicy: cluster.DefaultPolicy(karpenter.ProviderAWS)})
 	if err != nil {
 		return e, fmt.Errorf("starting the EC2 emulator: %w", err)
@@ -205,7 +205,7 @@ func setup() (*testEnv, error) {
 	// The real karpenter-provider-aws, as the daemon runs it (the settings its Helm chart
 	// passes), on real time: no lab clock.
 	opts, childEnvironment := cluster.KarpenterProcess(karpenter.Options{Provider: karpenter.ProviderAWS,
-		HealthProbePort: e.health, MetricsPort: e.metrics, LogLevel: "debug"}, kubeconfig, e.rest.Host, e.endpoint)
+		HealthProbePort: e.health, MetricsPort: e.metrics, LogLevel: "debug"}, cluster.DefaultAccount(), kubeconfig, e.rest.Host, e.endpoint)
 	e.sup = &karpenter.Supervisor{
 		Path:       os.Args[0],
 		Args:       opts.Args(),
@@ -333,7 +333,7 @@ func freePorts() (int, int, error) {
 // tellEKS registers the cluster in the emulator's EKS, as on AWS: the provider reads its
 // endpoint, CA, service CIDR and version there.
 func (e *testEnv) tellEKS() error {
-	c, err := cluster.EKSCluster(e.rest, controlplane.ServiceCIDR)
+	c, err := cluster.EKSCluster(e.rest, controlplane.ServiceCIDR, cluster.DefaultClusterName)
 	if err == nil {
 		err = e.srv.SetEKSCluster(c)
 	}

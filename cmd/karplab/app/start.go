@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -23,6 +24,9 @@ func startFlags() []cli.Flag {
 		&cli.StringFlag{Name: "provider", Value: "aws", Usage: "Karpenter cloud provider: aws (the real karpenter-provider-aws v1.15.0 on the emulated AWS account) or kwok (Karpenter's stock kwok provider, no EC2: the floor to compare with)"},
 		&cli.StringFlag{Name: "ec2-addr", Value: cluster.DefaultEC2Addr, Usage: "listen address of the EC2 API emulator; when the default is taken (another lab, LocalStack), a free port on 127.0.0.1, which karplab env exports"},
 		&cli.DurationFlag{Name: "boot-delay", Value: cluster.DefaultBootDelay, Usage: "how long an emulated instance stays pending before it runs"},
+		&cli.StringFlag{Name: "region", Usage: "the lab account's AWS region, at its first start (default " + cluster.DefaultRegion + "; kept in $KARPLAB_HOME)"},
+		&cli.StringSliceFlag{Name: "zones", Usage: "the account's zones, a subset of the region's (names or letters: a,b,c; default every zone)"},
+		&cli.StringFlag{Name: "cluster-name", Usage: "the EKS cluster's name, at the first start (default " + cluster.DefaultClusterName + "; another name sets the account up as Karpenter's getting-started guide does: discovery tag and KarpenterNodeRole-NAME)"},
 	}
 }
 
@@ -40,6 +44,10 @@ Service if missing and the namespace karplab, runs everything else on this host,
 records what it creates. reset and the labs never touch the cluster's own namespaces,
 nodes and workloads; karplab stop --uninstall removes exactly what the lab made:
    karplab start --backend existing --kubeconfig ~/.kube/training.yaml --context lab
+
+The lab's AWS account is the course's (eu-west-2, cluster karplab) unless the first start
+names another; the home keeps it across stop and start:
+   karplab start --region us-east-1 --cluster-name prod-use1
 
 Then point kubectl and the aws CLI at the lab:
    eval "$(karplab env)"
@@ -62,14 +70,17 @@ or use the built-in kubectl:
 				return err
 			}
 			st, err := cluster.Start(c.Context, home, cluster.StartOptions{
-				Backend:    c.String("backend"),
-				Kubeconfig: kubeconfig,
-				Context:    c.String("context"),
-				Provider:   c.String("provider"),
-				EC2Addr:    namedEC2Addr(c),
-				BootDelay:  fakeec2.FlagDelay(c.Duration("boot-delay")),
-				Verbosity:  c.Int("verbosity"),
-				Timeout:    c.Duration("timeout"),
+				Region:      c.String("region"),
+				Zones:       c.StringSlice("zones"),
+				ClusterName: c.String("cluster-name"),
+				Backend:     c.String("backend"),
+				Kubeconfig:  kubeconfig,
+				Context:     c.String("context"),
+				Provider:    c.String("provider"),
+				EC2Addr:     namedEC2Addr(c),
+				BootDelay:   fakeec2.FlagDelay(c.Duration("boot-delay")),
+				Verbosity:   c.Int("verbosity"),
+				Timeout:     c.Duration("timeout"),
 			}, c.App.ErrWriter)
 			var running *cluster.AlreadyRunningError
 			if errors.As(err, &running) {
@@ -108,7 +119,9 @@ func printReady(c *cli.Context, home cluster.Home, st *cluster.State) {
 	fmt.Fprintf(w, "  kubeconfig:   %s\n", st.Kubeconfig)
 	fmt.Fprintf(w, "  API server:   %s\n", st.APIServer)
 	if st.EC2Endpoint != "" {
-		fmt.Fprintf(w, "  EC2 endpoint: %s (region %s)\n", st.EC2Endpoint, cluster.Region)
+		acct, _ := home.ReadAccount()
+		fmt.Fprintf(w, "  EC2 endpoint: %s (region %s, zones %s, cluster %s)\n", st.EC2Endpoint, acct.Region,
+			strings.Join(acct.Zones, ","), acct.ClusterName)
 	}
 	fmt.Fprintf(w, "\nPoint kubectl and the aws CLI at the lab:\n  eval \"$(karplab env)\"\n")
 	fmt.Fprintf(w, "or run kubectl built in: karplab kubectl get nodes\n")
@@ -139,6 +152,10 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 	if err != nil {
 		return err
 	}
+	acct, err := home.ChooseAccount(c.String("region"), c.StringSlice("zones"), c.String("cluster-name"))
+	if err != nil {
+		return err
+	}
 	ec2Addr, note, err := cluster.ChooseEC2Addr(home, namedEC2Addr(c))
 	if err != nil {
 		return err
@@ -147,6 +164,7 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		fmt.Fprintln(c.App.ErrWriter, note)
 	}
 	err = cluster.RunDaemon(ctx, cluster.DaemonConfig{
+		Account:    acct,
 		Home:       home,
 		Backend:    c.String("backend"),
 		Kubeconfig: kubeconfig,

@@ -95,3 +95,40 @@ func freeAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// TestStartRefusesAnAccountTheLabCannotHave: an unknown region, a zone the region lacks or
+// a cluster name Kubernetes refuses is one line naming the value and what is accepted,
+// exit 2, and nothing started: no daemon, nothing in the home.
+func TestStartRefusesAnAccountTheLabCannotHave(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "unknown region", args: []string{"--region", "mars-east-1"}, want: []string{`"mars-east-1"`, "eu-west-2", "us-east-1"}},
+		{name: "zone the region lacks", args: []string{"--region", "eu-west-2", "--zones", "a,d"}, want: []string{`"d"`, "eu-west-2a, eu-west-2b, eu-west-2c"}},
+		{name: "cluster name Kubernetes refuses", args: []string{"--cluster-name", "Prod_USE1"}, want: []string{`"Prod_USE1"`, "lower-case letters, digits and '-'"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := filepath.Join(t.TempDir(), "home")
+			t.Setenv("KARPLAB_HOME", home)
+			var stdout, stderr strings.Builder
+			code := Run(append([]string{"karplab", "start"}, tc.args...), strings.NewReader(""), &stdout, &stderr)
+			if code != ExitError {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, ExitError, stderr.String())
+			}
+			msg := strings.TrimSpace(stderr.String())
+			if strings.Count(msg, "\n") != 0 {
+				t.Errorf("want one line, got:\n%s", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+			if _, err := os.Stat(home); !os.IsNotExist(err) {
+				t.Errorf("the home exists after a refused start: %v", err)
+			}
+		})
+	}
+}
