@@ -44,7 +44,8 @@ func (s *Server) openServices() error {
 	if s.svc.eks, err = eks.New(s.host); err != nil {
 		return fmt.Errorf("opening EKS: %w", err)
 	}
-	if s.svc.pricing, err = pricing.New(s.host, pricing.Options{Products: priceList(s.region)}); err != nil {
+	if s.svc.pricing, err = pricing.New(s.host, pricing.Options{Products: priceList(s.region),
+		RegionRatio: ec2.PriceRatio(s.region)}); err != nil {
 		return fmt.Errorf("opening Pricing: %w", err)
 	}
 	if s.svc.ssm, err = ssm.New(s.host, ssm.Options{}); err != nil {
@@ -89,7 +90,7 @@ func priceList(region string) []pricing.Product {
 		out = append(out, pricing.Product{InstanceType: it.Name, VCPU: int(it.VCPUs), MemoryGiB: float64(it.MemoryMiB) / 1024,
 			OnDemandUSDPerHour: it.OnDemandPrice, Arch: it.Arch, ClockSpeedGHz: it.ClockSpeedGHz,
 			NetworkPerformance: it.NetworkPerformance, BareMetal: it.BareMetal, PhysicalProcessor: it.PhysicalProcessor,
-			InstanceFamily: it.Family, GPU: int(it.GPU.Count)})
+			InstanceFamily: it.Family, GPU: int(it.GPU.Count), PreviousGeneration: it.PreviousGeneration})
 	}
 	return out
 }

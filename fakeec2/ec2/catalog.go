@@ -167,6 +167,26 @@ func LookupInstanceTypeIn(region, name string) (InstanceTypeInfo, bool) {
 	return InstanceTypeInfo{}, false
 }
 
+// PriceRatio is the median, over the types both offer, of region's on-demand price over
+// us-east-1's: how much dearer the region is (1 in us-east-1).
+func PriceRatio(region string) float64 {
+	base := map[string]float64{}
+	for _, p := range regionPrices["us-east-1"] {
+		base[p.name] = p.usd
+	}
+	var ratios []float64
+	for _, p := range regionPrices[region] {
+		if b, ok := base[p.name]; ok && p.source == PriceListed {
+			ratios = append(ratios, p.usd/b)
+		}
+	}
+	if len(ratios) == 0 {
+		return 1
+	}
+	sort.Float64s(ratios)
+	return ratios[len(ratios)/2]
+}
+
 // regionPrice is one type's on-demand price in a region (zz_generated_catalog.go).
 type regionPrice struct {
 	name   string

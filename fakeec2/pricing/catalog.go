@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// ServiceCode is the only price list the lab holds.
+// ServiceCode is EC2's price list's service code (AmazonEKS's is EKSServiceCode).
 const ServiceCode = "AmazonEC2"
 
 // Product is one instance type of the region's catalog as fakeec2 knows it.
@@ -31,6 +31,8 @@ type Product struct {
 	// BareMetal lists the type under "Compute Instance (bare metal)" with Shared and
 	// Dedicated tenancy, as AWS does; types whose size starts with "metal" always are.
 	BareMetal bool
+	// PreviousGeneration lists it with currentGeneration "No".
+	PreviousGeneration bool
 	// DedicatedUSDPerHour, when set, adds a Dedicated-tenancy offer of a virtualized type.
 	DedicatedUSDPerHour float64
 }
@@ -41,6 +43,9 @@ type Options struct {
 	// PublicationDate stamps every document (publicationDate, effectiveDate, version).
 	// Zero: 2025-06-01.
 	PublicationDate time.Time
+	// RegionRatio is the region's EC2 prices over us-east-1's (0: 1): AmazonEKS's Fargate
+	// rates are us-east-1's times it.
+	RegionRatio float64
 }
 
 // Offer is one product (SKU) of the price list: a product family, its attributes and its
@@ -61,12 +66,13 @@ func (o *Offer) Field(name string) (string, bool) {
 	return v, ok
 }
 
-// Catalog is the region's EC2 price list, immutable once built.
+// Catalog is one service's price list in the region, immutable once built.
 type Catalog struct {
-	Region    string
-	Published time.Time
-	Offers    []*Offer // in product order, then tenancy and capacity status
-	attrNames []string
+	ServiceCode string
+	Region      string
+	Published   time.Time
+	Offers      []*Offer // in product order, then tenancy and capacity status
+	attrNames   []string
 
 	mu    sync.Mutex
 	cache map[string][]*Offer // query key -> result, shared read-only
@@ -82,7 +88,7 @@ func NewCatalog(regionCode string, opts Options) (*Catalog, error) {
 	if pub.IsZero() {
 		pub = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	}
-	c := &Catalog{Region: regionCode, Published: pub.UTC(), cache: map[string][]*Offer{}}
+	c := &Catalog{ServiceCode: ServiceCode, Region: regionCode, Published: pub.UTC(), cache: map[string][]*Offer{}}
 	seen := map[string]bool{}
 	for _, p := range opts.Products {
 		if err := validProduct(p); err != nil {
@@ -94,6 +100,28 @@ func NewCatalog(regionCode string, opts Options) (*Catalog, error) {
 		seen[p.InstanceType] = true
 		c.Offers = append(c.Offers, offersOf(regionCode, r, p)...)
 	}
+	c.indexAttributes()
+	return c, nil
+}
+
+// NewEKSCatalog builds the region's AmazonEKS price list; opts.Products (the region's EC2
+// products) get Auto Mode's fee each.
+func NewEKSCatalog(regionCode string, opts Options) (*Catalog, error) {
+	r, ok := regions[regionCode]
+	if !ok {
+		return nil, fmt.Errorf("pricing: no price list location for region %q", regionCode)
+	}
+	pub := opts.PublicationDate
+	if pub.IsZero() {
+		pub = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	}
+	c := &Catalog{ServiceCode: EKSServiceCode, Region: regionCode, Published: pub.UTC(), cache: map[string][]*Offer{},
+		Offers: eksOffers(regionCode, r, opts.RegionRatio, opts.Products)}
+	c.indexAttributes()
+	return c, nil
+}
+
+func (c *Catalog) indexAttributes() {
 	names := map[string]bool{}
 	for _, o := range c.Offers {
 		for k := range o.Attributes {
@@ -104,7 +132,6 @@ func NewCatalog(regionCode string, opts Options) (*Catalog, error) {
 		c.attrNames = append(c.attrNames, k)
 	}
 	sort.Strings(c.attrNames)
-	return c, nil
 }
 
 func validProduct(p Product) error {
@@ -152,19 +179,8 @@ func offersOf(code string, r region, p Product) []*Offer {
 		attrs["tenancy"] = v.tenancy
 		attrs["capacitystatus"] = v.capacity
 		attrs["usagetype"] = r.prefix + v.usage + ":" + p.InstanceType
-		o := &Offer{
-			SKU:           sku(code, p.InstanceType, v.tenancy, v.capacity),
-			ProductFamily: family,
-			Attributes:    attrs,
-			USDPerHour:    v.price,
-			Description: fmt.Sprintf("$%s per %s Linux %s Instance Hour",
-				strconv.FormatFloat(v.price, 'f', -1, 64), v.what, p.InstanceType),
-		}
-		o.fields = map[string]string{"productfamily": family, "sku": o.SKU}
-		for k, val := range o.Attributes {
-			o.fields[strings.ToLower(k)] = val
-		}
-		out = append(out, o)
+		out = append(out, newOffer(sku(code, p.InstanceType, v.tenancy, v.capacity), family, attrs, v.price,
+			fmt.Sprintf("$%s per %s Linux %s Instance Hour", strconv.FormatFloat(v.price, 'f', -1, 64), v.what, p.InstanceType)))
 	}
 	return out
 }
@@ -179,7 +195,7 @@ func attributes(code string, r region, p Product, family string) map[string]stri
 		"regionCode":               code,
 		"instanceType":             p.InstanceType,
 		"instanceFamily":           p.InstanceFamily,
-		"currentGeneration":        "Yes",
+		"currentGeneration":        map[bool]string{false: "Yes", true: "No"}[p.PreviousGeneration],
 		"vcpu":                     strconv.Itoa(p.VCPU),
 		"memory":                   strconv.FormatFloat(p.MemoryGiB, 'f', -1, 64) + " GiB",
 		"storage":                  "EBS only",

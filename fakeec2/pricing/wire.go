@@ -22,27 +22,37 @@ const (
 	tokenTTL = time.Hour
 )
 
-// Service answers the Price List Query API for one region's catalog.
+// Service answers the Price List Query API for one region's price lists: AmazonEC2 (the
+// catalog in opts) and AmazonEKS.
 type Service struct {
 	host    account.Host
-	catalog *Catalog
-	docs    map[*Offer]string // each offer's product document, encoded once
+	catalog *Catalog            // AmazonEC2's
+	lists   map[string]*Catalog // by service code
+	codes   []string            // the service codes, sorted
+	docs    map[*Offer]string   // each offer's product document, encoded once
 	table   map[string]account.JSONActionSpec
 }
 
-// New builds the service over host's region with the catalog in opts.
+// New builds the service over host's region with the EC2 catalog in opts.
 func New(host account.Host, opts Options) (*Service, error) {
 	c, err := NewCatalog(host.Region(), opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{host: host, catalog: c, docs: make(map[*Offer]string, len(c.Offers))}
-	for _, o := range c.Offers {
-		b, err := json.Marshal(productDocument(c, o))
-		if err != nil {
-			return nil, fmt.Errorf("pricing: encoding %s: %w", o.SKU, err)
+	eks, err := NewEKSCatalog(host.Region(), opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{host: host, catalog: c, lists: map[string]*Catalog{ServiceCode: c, EKSServiceCode: eks},
+		codes: []string{ServiceCode, EKSServiceCode}, docs: map[*Offer]string{}}
+	for _, list := range []*Catalog{c, eks} {
+		for _, o := range list.Offers {
+			b, err := json.Marshal(productDocument(list, o))
+			if err != nil {
+				return nil, fmt.Errorf("pricing: encoding %s: %w", o.SKU, err)
+			}
+			s.docs[o] = string(b)
 		}
-		s.docs[o] = string(b)
 	}
 	s.table = map[string]account.JSONActionSpec{
 		"GetProducts":        {Handler: account.JSONAction(s.getProducts), ReadOnly: true},
@@ -55,8 +65,14 @@ func New(host account.Host, opts Options) (*Service, error) {
 // Name is the SigV4 signing name.
 func (s *Service) Name() string { return "pricing" }
 
-// Catalog is the price list the service answers from.
+// Catalog is the AmazonEC2 price list the service answers from.
 func (s *Service) Catalog() *Catalog { return s.catalog }
+
+// List is the price list of a service code, if the lab holds it.
+func (s *Service) List(code string) (*Catalog, bool) {
+	c, ok := s.lists[code]
+	return c, ok
+}
 
 // Serve answers one awsJson1_1 call.
 func (s *Service) Serve(c *account.Call) *account.Response {
@@ -78,15 +94,20 @@ func invalid(format string, args ...any) *account.Error {
 	return account.BadRequest("InvalidParameterException", format, args...)
 }
 
-// checkService validates the service code (required where code is non-nil).
-func checkService(code *string, required bool) *account.Error {
+// checkService validates the service code (required where code is non-nil) and returns its
+// price list (nil for none named).
+func (s *Service) checkService(code *string, required bool) (*Catalog, *account.Error) {
 	switch {
 	case code == nil && required:
-		return invalid("1 validation error detected: Value null at 'serviceCode' failed to satisfy constraint: Member must not be null")
-	case code != nil && *code != ServiceCode:
-		return account.BadRequest("NotFoundException", "Service code %s not found", *code)
+		return nil, invalid("1 validation error detected: Value null at 'serviceCode' failed to satisfy constraint: Member must not be null")
+	case code == nil:
+		return nil, nil
 	}
-	return nil
+	list, ok := s.lists[*code]
+	if !ok {
+		return nil, account.BadRequest("NotFoundException", "Service code %s not found", *code)
+	}
+	return list, nil
 }
 
 func checkFormat(v *string) *account.Error {
@@ -131,7 +152,8 @@ func (s *Service) getProducts(c *account.Call, in *getProductsIn) (*getProductsO
 	if e := s.authorize(c); e != nil {
 		return nil, e
 	}
-	if e := checkService(in.ServiceCode, true); e != nil {
+	list, e := s.checkService(in.ServiceCode, true)
+	if e != nil {
 		return nil, e
 	}
 	if e := checkFormat(in.FormatVersion); e != nil {
@@ -149,7 +171,7 @@ func (s *Service) getProducts(c *account.Call, in *getProductsIn) (*getProductsO
 		}
 		filters = append(filters, mf)
 	}
-	offers := s.catalog.Query(filters)
+	offers := list.Query(filters)
 	start, e := s.start(c, in.NextToken, queryHash("GetProducts", *in.ServiceCode, filters), len(offers))
 	if e != nil {
 		return nil, e
@@ -187,22 +209,37 @@ func (s *Service) describeServices(c *account.Call, in *describeServicesIn) (*de
 	if e := s.authorize(c); e != nil {
 		return nil, e
 	}
-	if e := checkService(in.ServiceCode, false); e != nil {
+	named, e := s.checkService(in.ServiceCode, false)
+	if e != nil {
 		return nil, e
 	}
 	if e := checkFormat(in.FormatVersion); e != nil {
 		return nil, e
 	}
-	if _, e := pageSize(in.MaxResults, 100, 100); e != nil {
+	max, e := pageSize(in.MaxResults, 100, 100)
+	if e != nil {
 		return nil, e
 	}
-	// One service: any page holds it all, so a token can only point past the end.
-	if _, e := s.start(c, in.NextToken, queryHash("DescribeServices"), 1); e != nil {
+	var lists []*Catalog
+	if named != nil {
+		lists = []*Catalog{named}
+	} else {
+		for _, code := range s.codes {
+			lists = append(lists, s.lists[code])
+		}
+	}
+	h := queryHash("DescribeServices", in.ServiceCode != nil)
+	start, e := s.start(c, in.NextToken, h, len(lists))
+	if e != nil {
 		return nil, e
 	}
-	out := &describeServicesOut{FormatVersion: formatVersion}
-	if in.NextToken == nil {
-		out.Services = []serviceOut{{ServiceCode: ServiceCode, AttributeNames: s.catalog.AttributeNames()}}
+	end := min(start+max, len(lists))
+	out := &describeServicesOut{FormatVersion: formatVersion, Services: []serviceOut{}}
+	for _, l := range lists[start:end] {
+		out.Services = append(out.Services, serviceOut{ServiceCode: l.ServiceCode, AttributeNames: l.AttributeNames()})
+	}
+	if end < len(lists) {
+		out.NextToken = s.token(c, h, end)
 	}
 	return out, nil
 }
@@ -227,7 +264,8 @@ func (s *Service) getAttributeValues(c *account.Call, in *getAttributeValuesIn) 
 	if e := s.authorize(c); e != nil {
 		return nil, e
 	}
-	if e := checkService(in.ServiceCode, true); e != nil {
+	list, e := s.checkService(in.ServiceCode, true)
+	if e != nil {
 		return nil, e
 	}
 	if in.AttributeName == nil || *in.AttributeName == "" {
@@ -237,11 +275,11 @@ func (s *Service) getAttributeValues(c *account.Call, in *getAttributeValuesIn) 
 	if e != nil {
 		return nil, e
 	}
-	values, ok := s.catalog.AttributeValues(*in.AttributeName)
+	values, ok := list.AttributeValues(*in.AttributeName)
 	if !ok {
-		return nil, account.BadRequest("NotFoundException", "Attribute name %s not found for service %s", *in.AttributeName, ServiceCode)
+		return nil, account.BadRequest("NotFoundException", "Attribute name %s not found for service %s", *in.AttributeName, list.ServiceCode)
 	}
-	h := queryHash("GetAttributeValues", *in.AttributeName)
+	h := queryHash("GetAttributeValues", list.ServiceCode, *in.AttributeName)
 	start, e := s.start(c, in.NextToken, h, len(values))
 	if e != nil {
 		return nil, e
@@ -332,7 +370,7 @@ type dimensionDoc struct {
 }
 
 func productDocument(c *Catalog, o *Offer) *productDoc {
-	d := &productDoc{ServiceCode: ServiceCode,
+	d := &productDoc{ServiceCode: c.ServiceCode,
 		Version:         c.Published.Format("20060102150405"),
 		PublicationDate: account.ISO8601(c.Published)}
 	d.Product.ProductFamily, d.Product.Attributes, d.Product.SKU = o.ProductFamily, o.Attributes, o.SKU

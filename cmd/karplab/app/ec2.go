@@ -5,12 +5,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/karplab/karplab/fakeec2"
+	ec2model "github.com/karplab/karplab/fakeec2/ec2"
 )
 
 func ec2Command() *cli.Command {
@@ -23,6 +25,8 @@ func ec2Command() *cli.Command {
 
 type ec2ServeFlags struct {
 	addr, state, region, account  string
+	discoveryTag                  string
+	zones                         cli.StringSlice
 	bootDelay, shutdownDelay, ret time.Duration
 }
 
@@ -41,7 +45,9 @@ http://ADDR/_karplab/. With --state the emulator's state survives restarts.
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:4566", Usage: "listen address", Destination: &f.addr},
 			&cli.StringFlag{Name: "state", Usage: "state directory (empty: keep state in memory)", Destination: &f.state},
-			&cli.StringFlag{Name: "region", Value: fakeec2.DefaultRegion, Usage: "emulated region (zones REGIONa..c)", Destination: &f.region},
+			&cli.StringFlag{Name: "region", Value: fakeec2.DefaultRegion, Usage: "emulated region: one of " + strings.Join(ec2model.Regions(), ", "), Destination: &f.region},
+			&cli.StringSliceFlag{Name: "zones", Usage: "the account's zones (names or letters; default every zone of the region)", Destination: &f.zones},
+			&cli.StringFlag{Name: "discovery-tag", Value: "ziba-production", Usage: "karpenter.sh/discovery on the subnets and node security group, and NAME of KarpenterNodeRole-NAME", Destination: &f.discoveryTag},
 			&cli.StringFlag{Name: "account-id", Value: fakeec2.DefaultAccountID, Usage: "emulated account ID", Destination: &f.account},
 			&cli.DurationFlag{Name: "boot-delay", Value: fakeec2.DefaultBootDelay, Usage: "how long instances stay pending (0: none)", Destination: &f.bootDelay},
 			&cli.DurationFlag{Name: "shutdown-delay", Value: fakeec2.DefaultShutdownDelay, Usage: "how long terminating instances stay shutting-down (0: none)", Destination: &f.shutdownDelay},
@@ -62,7 +68,7 @@ func runEC2Serve(c *cli.Context, f *ec2ServeFlags) error {
 	}
 	log := logger(c)
 	srv, err := fakeec2.New(fakeec2.Options{
-		Region: f.region, AccountID: f.account, StateDir: f.state,
+		Region: f.region, Zones: f.zones.Value(), DiscoveryTag: f.discoveryTag, AccountID: f.account, StateDir: f.state,
 		BootDelay: fakeec2.FlagDelay(f.bootDelay), ShutdownDelay: fakeec2.FlagDelay(f.shutdownDelay),
 		TerminatedRetention: fakeec2.FlagDelay(f.ret), Logger: log,
 	})
