@@ -78,17 +78,25 @@ type Catalog struct {
 	cache map[string][]*Offer // query key -> result, shared read-only
 }
 
-// NewCatalog builds the price list of region from products.
-func NewCatalog(regionCode string, opts Options) (*Catalog, error) {
+// emptyCatalog is service code's price list of region, with no offers yet.
+func emptyCatalog(serviceCode, regionCode string, opts Options) (*Catalog, region, error) {
 	r, ok := regions[regionCode]
 	if !ok {
-		return nil, fmt.Errorf("pricing: no price list location for region %q", regionCode)
+		return nil, r, fmt.Errorf("pricing: no price list location for region %q", regionCode)
 	}
 	pub := opts.PublicationDate
 	if pub.IsZero() {
 		pub = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	}
-	c := &Catalog{ServiceCode: ServiceCode, Region: regionCode, Published: pub.UTC(), cache: map[string][]*Offer{}}
+	return &Catalog{ServiceCode: serviceCode, Region: regionCode, Published: pub.UTC(), cache: map[string][]*Offer{}}, r, nil
+}
+
+// NewCatalog builds the price list of region from products.
+func NewCatalog(regionCode string, opts Options) (*Catalog, error) {
+	c, r, err := emptyCatalog(ServiceCode, regionCode, opts)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	for _, p := range opts.Products {
 		if err := validProduct(p); err != nil {
@@ -107,16 +115,11 @@ func NewCatalog(regionCode string, opts Options) (*Catalog, error) {
 // NewEKSCatalog builds the region's AmazonEKS price list; opts.Products (the region's EC2
 // products) get Auto Mode's fee each.
 func NewEKSCatalog(regionCode string, opts Options) (*Catalog, error) {
-	r, ok := regions[regionCode]
-	if !ok {
-		return nil, fmt.Errorf("pricing: no price list location for region %q", regionCode)
+	c, r, err := emptyCatalog(EKSServiceCode, regionCode, opts)
+	if err != nil {
+		return nil, err
 	}
-	pub := opts.PublicationDate
-	if pub.IsZero() {
-		pub = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	}
-	c := &Catalog{ServiceCode: EKSServiceCode, Region: regionCode, Published: pub.UTC(), cache: map[string][]*Offer{},
-		Offers: eksOffers(regionCode, r, opts.RegionRatio, opts.Products)}
+	c.Offers = eksOffers(regionCode, r, opts.RegionRatio, opts.Products)
 	c.indexAttributes()
 	return c, nil
 }
