@@ -109,6 +109,15 @@ func TestIntegrationAWSCLIAccount(t *testing.T) {
 			if len(prices.PriceList) != 1 {
 				t.Errorf("get-products for m6i.large: %d products, want 1", len(prices.PriceList))
 			}
+			mustJSON(t, run("pricing", "get-products", "--service-code", "AmazonEKS", "--filters",
+				"Type=TERM_MATCH,Field=regionCode,Value=eu-west-2", "Type=CONTAINS,Field=usagetype,Value=Fargate-vCPU"), &prices)
+			if len(prices.PriceList) != 1 || !strings.Contains(prices.PriceList[0], `"usagetype":"EUW2-Fargate-vCPU-Hours:perCPU"`) {
+				t.Errorf("get-products for Fargate's vCPU hours: %v, want one EUW2-Fargate-vCPU-Hours:perCPU product", prices.PriceList)
+			}
+			_, stderr, err = cli.Run(t, e.url, learner, "pricing", "get-products", "--service-code", "AmazonECS")
+			if err == nil || !strings.Contains(stderr, "NotFoundException") {
+				t.Errorf("get-products for AmazonECS: %v\n%s, want NotFoundException", err, stderr)
+			}
 		})
 	}
 	for _, svc := range []string{"sts", "iam", "eks", "pricing", "ssm", "sqs"} {
