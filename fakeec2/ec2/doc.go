@@ -10,8 +10,10 @@
 // allocation, operations that need no lock, clock or store), and refusals.go the
 // one table of preconditions every mutating action consults: Refuse answers a Refusal
 // (EC2's code and message), which wire turns into EC2's error in one place.
-// catalog.go and catalog_data.go hold the instance-type catalog (InstanceTypeInfo,
-// LookupInstanceType, InstanceTypes, SpotPrice): fixed facts and prices, with their sources.
+// catalog.go and zz_generated_catalog.go hold AWS's instance-type catalog (InstanceTypeInfo,
+// Catalog, LookupInstanceType, SpotPrice): fixed facts and each region's prices, written by
+// `go generate` (internal/gencatalog) with their sources; regions.go the regions the lab
+// has data for and their zones with AWS's zone IDs.
 //
 // fakeec2/ec2/service keeps the store, its lock and the behaviour, fakeec2/ec2/wire the
 // protocol (the decoder, the errors, the XML shapes and the conversions that render

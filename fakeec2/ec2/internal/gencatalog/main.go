@@ -1,8 +1,3 @@
-// Command gencatalog writes fakeec2/ec2's instance-type catalog (zz_generated_catalog.go)
-// from published data: every type Karpenter's instance-type reference lists, its ENI,
-// bandwidth and price facts from karpenter-provider-aws's generated files, and regional
-// prices from Apache Libcloud's dump of AWS's Price List. Run it with `go generate
-// ./fakeec2/ec2/` (it needs python3-libcloud installed: apt-get install python3-libcloud).
 package main
 
 import (
