@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"go/format"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +32,7 @@ func (g *generator) render(src sources) string {
 	w("}\n\n")
 	w("// regionPrices: each region's types and Linux on-demand prices (USD per hour).\n")
 	w("var regionPrices = map[string][]regionPrice{\n")
-	for _, r := range sortedKeys(g.prices) {
+	for _, r := range slices.Sorted(maps.Keys(g.prices)) {
 		rows := g.prices[r]
 		derived := 0
 		for _, p := range rows {
@@ -98,21 +100,12 @@ func (g *generator) header(w func(string, ...any), src sources) {
 //     re-cased from Karpenter's lower-kebab labels; NVMe instance store as one disk.
 //
 `, len(g.types), len(g.prices), src.typesPath, src.types, src.karpenterStamp, updated)
-	for _, reason := range sortedKeys(g.skipped) {
+	for _, reason := range slices.Sorted(maps.Keys(g.skipped)) {
 		names := g.skipped[reason]
 		sort.Strings(names)
 		w("// Left out (%s): %s.\n", reason, strings.Join(names, ", "))
 	}
 	w("\n")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // literal is f's fields as a Go composite literal, zero values left out.
