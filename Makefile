@@ -5,7 +5,7 @@ GO ?= go
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build start test test-short test-repeat bench fuzz lint clean
+.PHONY: build start kind-image test test-short test-repeat bench fuzz lint clean
 
 # Stamp the Kubernetes version the embedded components report (/version, kubectl version).
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
@@ -16,6 +16,12 @@ build:
 # The lab's main job: build, then start the lab daemon (returns once everything is Ready).
 start: build
 	bin/karplab start
+
+# The kind backend's node image, built offline (Debian's packages, kind's base-image files,
+# Kubernetes from this go.mod, control-plane images FROM scratch) in the engine kind would use.
+# A no-op when the engine has the image of these inputs already.
+kind-image: build
+	bin/karplab kind-image
 
 # What CI runs: every package, integration tests included. The karplab binary is built once
 # for every package's tests (KARPLAB_TEST_BINARY). Three packages at a time (-p 3): labs, the

@@ -100,6 +100,7 @@ Start here:
 			timeCommand(),
 			kubeletCommand(),
 			ec2Command(),
+			kindImageCommand(),
 			daemonCommand(),
 			internalCommand(),
 		},

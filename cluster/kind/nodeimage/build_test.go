@@ -1,0 +1,102 @@
+package nodeimage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karplab/karplab/cluster/kind/engine"
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
+)
+
+// The tag names the Kubernetes version and changes with nothing but the inputs.
+func TestTag(t *testing.T) {
+	a, err := Tag()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Tag()
+	v, _ := KubeVersion()
+	if a != b || !strings.HasPrefix(a, Repository+":"+v+"-") || len(a) != len(Repository+":"+v+"-")+12 {
+		t.Errorf("Tag() = %q then %q, want %s:%s-<12 hex> twice", a, b, Repository, v)
+	}
+}
+
+func TestVersionFlags(t *testing.T) {
+	got := versionFlags("v1.37.2")
+	for _, want := range []string{"k8s.io/component-base/version.gitVersion=v1.37.2", "k8s.io/client-go/pkg/version.gitMinor=37", "k8s.io/component-base/version.gitMajor=1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("versionFlags = %q, want it to set %s", got, want)
+		}
+	}
+}
+
+// A step that fails names itself and what its command printed last, in one line, and the
+// build leaves no scratch files.
+func TestIntegrationBuildStepFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	if _, err := exec.LookPath("debootstrap"); err != nil || os.Geteuid() != 0 {
+		karplabtest.RequireClient(t, "debootstrap, run as root")
+	}
+	work := filepath.Join(t.TempDir(), "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var status strings.Builder
+	// Nothing listens on port 1: debootstrap cannot fetch the suite's Release file.
+	err := Build(context.Background(), Repository+":step-fails", Options{Engine: &engine.Engine{Name: "podman"}, Mirror: "http://127.0.0.1:1/debian", WorkDir: work, Status: &status})
+	var se *StepError
+	if !errors.As(err, &se) || !strings.Contains(se.Step, "debootstrap") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Build error = %q, want the debootstrap step's StepError in one line", err)
+	}
+	if !strings.Contains(err.Error(), "Release") {
+		t.Errorf("Build error = %q, want debootstrap's last lines (its failure to get the Release file)", err)
+	}
+	t.Logf("the error: %v", err)
+	if !strings.Contains(status.String(), " ✗ [2/7] Debian") {
+		t.Errorf("progress does not mark the failed step:\n%s", status.String())
+	}
+	if _, err := os.Stat(work); !os.IsNotExist(err) {
+		t.Errorf("scratch files left in %s: %v", work, err)
+	}
+}
+
+// TestIntegrationEnsure builds the node image on the engine kind would use here (or finds it
+// built), then proves a second Ensure builds nothing, and that the image holds what kind
+// needs: kubeadm at karplab's Kubernetes version, and every image kubeadm will run,
+// preloaded.
+func TestIntegrationEnsure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	ctx := context.Background()
+	e, err := engine.Choose(ctx, engine.Options{ContainersConf: filepath.Join(t.TempDir(), "containers.conf")})
+	if err != nil {
+		karplabtest.RequireClient(t, fmt.Sprintf("a container engine that runs kind's node (%v)", err))
+	}
+	var status strings.Builder
+	begin := time.Now()
+	tag, err := Ensure(ctx, Options{Engine: e, Status: &status})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, status.String())
+	}
+	t.Logf("Ensure took %s:\n%s", time.Since(begin).Round(time.Second), status.String())
+	status.Reset()
+	begin = time.Now()
+	if again, err := Ensure(ctx, Options{Engine: e, Status: &status}); err != nil || again != tag || status.Len() > 0 || time.Since(begin) > 30*time.Second {
+		t.Errorf("a second Ensure = %q, %v after %s, printing %q; want %s at once, building nothing", again, err, time.Since(begin), status.String(), tag)
+	}
+	v, _ := KubeVersion()
+	out, err := e.Run(ctx, nil, "run", "--rm", "--entrypoint", "/usr/bin/kubeadm", tag, "version", "-o", "short")
+	if err != nil || strings.TrimSpace(out) != v {
+		t.Errorf("kubeadm version in %s = %q, %v; want %s", tag, out, err, v)
+	}
+}
