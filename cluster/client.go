@@ -78,7 +78,7 @@ func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*Stat
 	if _, err := h.ChooseAccount(o.Region, o.Zones, o.ClusterName); err != nil {
 		return nil, err
 	}
-	if err := Preflight(ctx, h, Target{Backend: o.Backend, Provider: o.Provider, Kubeconfig: o.Kubeconfig, Context: o.Context}); err != nil {
+	if err := Preflight(ctx, h, Target{Backend: o.Backend, Provider: o.Provider, Kubeconfig: o.Kubeconfig, Context: o.Context}, status); err != nil {
 		return nil, err
 	}
 	addr, note, err := ChooseEC2Addr(h, o.EC2Addr)

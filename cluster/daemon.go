@@ -127,7 +127,7 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	cfg.defaults()
 	h := cfg.Home
 	if !cfg.Preflighted {
-		if err := Preflight(ctx, h, cfg.target()); err != nil {
+		if err := Preflight(ctx, h, cfg.target(), cfg.Status); err != nil {
 			return err
 		}
 	}

@@ -65,8 +65,12 @@ func metricsService(d *daemon, be backend.Backend) *service {
 
 // metricsUnreachable says why the lab's metrics API cannot serve the cluster ("" when it can).
 func metricsUnreachable(ctx context.Context, be backend.Backend, h Home) string {
-	if be.Name() == "embedded" {
+	switch be.Name() {
+	case "embedded":
 		return ""
+	case "kind":
+		// Published on this host's 127.0.0.1, but it runs in kind's node container.
+		return "kind's API server runs in its node container, which cannot reach the lab's metrics API on this host's loopback (kubectl top and the requests-truth lab need it)"
 	}
 	u, err := url.Parse(be.RESTConfig().Host)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,21 +46,23 @@ func (c DaemonConfig) target() Target {
 func newBackend(cfg DaemonConfig) (backend.Backend, error) {
 	switch cfg.Backend {
 	case "kind":
-		return kind.New(kind.Options{Recorded: cfg.Home.recordedBy()}), nil
+		return kind.New(kind.Options{Home: string(cfg.Home), Recorded: cfg.Home.recordedBy()}), nil
 	case "existing":
 		// RunDaemon's Preflight, or the CLI's it trusts, has just checked the cluster.
 		return existing.New(existing.Options{Kubeconfig: cfg.Kubeconfig, Context: cfg.Context, Recorded: cfg.Home.recordedBy(), Checked: true}), nil
 	case "embedded":
 		return newEmbedded(cfg.Home.ControlPlaneDir(), cfg.Logger.With("component", "controlplane")), nil
 	default:
-		return nil, Preflight(context.Background(), cfg.Home, cfg.target())
+		return nil, Preflight(context.Background(), cfg.Home, cfg.target(), io.Discard)
 	}
 }
 
 // Preflight checks the user's choices before anything starts, so a bad flag, a host that
 // cannot run the backend or a cluster the lab cannot use fails at once, with the fix in
-// the message and nothing installed.
-func Preflight(ctx context.Context, h Home, t Target) error {
+// the message and nothing installed. For kind it also chooses the engine (what the user
+// should know of the choice goes to status) and makes sure the node image is there,
+// building it offline when it is not, with progress on status.
+func Preflight(ctx context.Context, h Home, t Target, status io.Writer) error {
 	switch t.Provider {
 	case "", karpenter.ProviderAWS, karpenter.ProviderKWOK:
 	case "ec2":
@@ -74,10 +77,8 @@ func Preflight(ctx context.Context, h Home, t Target) error {
 	case "", "embedded":
 		return nil
 	case "kind":
-		if err := kind.CheckEngine(ctx, ""); err != nil {
-			return err
-		}
-		return kind.CheckPrivileged(ctx, "")
+		_, err := kind.Prepare(ctx, kind.Options{Home: string(h)}, status)
+		return err
 	case "existing":
 		cfg, _, err := existing.Load(t.Kubeconfig, t.Context)
 		if err != nil {
@@ -86,7 +87,7 @@ func Preflight(ctx context.Context, h Home, t Target) error {
 		_, err = existing.Check(ctx, cfg, h.recordedBy())
 		return err
 	default:
-		return fmt.Errorf("unknown backend %q: use --backend embedded (the default), kind (needs a Docker engine) or existing --kubeconfig FILE (a cluster you have)", t.Backend)
+		return fmt.Errorf("unknown backend %q: use --backend embedded (the default), kind (needs Docker or podman) or existing --kubeconfig FILE (a cluster you have)", t.Backend)
 	}
 }
 

@@ -1,14 +1,11 @@
 package kind
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,25 +14,29 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/karplab/karplab/cluster/backend"
 	"github.com/karplab/karplab/cluster/existing"
+	"github.com/karplab/karplab/cluster/kind/engine"
 )
 
 // ClusterName is the kind cluster the lab creates and owns.
 const ClusterName = "karplab"
 
-// ErrNoDockerEngine means the docker client may be installed but no engine answers it.
-var ErrNoDockerEngine = errors.New("the kind backend needs a running Docker engine")
+// nodeName is the container of the cluster's one node, as kind names it.
+const nodeName = ClusterName + "-control-plane"
 
 // Options configure the kind backend.
 type Options struct {
-	// NodeImage overrides kind's default node image (kindest/node:...).
+	// Home is the lab home: the backend keeps its record there (kind.json), and podman's
+	// containers.conf when the lab needs one of its own.
+	Home string
+	// NodeImage overrides the node image (kind's default when the engine has it, else the
+	// one nodeimage builds).
 	NodeImage string
 	// WaitForReady bounds how long Start waits for the control-plane node to be Ready.
 	WaitForReady time.Duration
-	// Docker is the docker command to probe the engine with; empty means "docker".
-	Docker string
 	// Recorded is passed to the existing backend's checks (existing.Options.Recorded).
 	Recorded func(resource, name, uid string) bool
 }
@@ -43,6 +44,7 @@ type Options struct {
 // Backend is the kind backend. It implements backend.Backend.
 type Backend struct {
 	opts     Options
+	engine   *engine.Engine
 	provider *kindcluster.Provider
 	kubecfg  string
 	attached *existing.Backend // the cluster once made: the existing backend does the rest
@@ -52,11 +54,8 @@ var _ backend.Backend = (*Backend)(nil)
 
 // New returns a kind backend; nothing is created until Start.
 func New(opts Options) *Backend {
-	if opts.Docker == "" {
-		opts.Docker = "docker"
-	}
 	if opts.WaitForReady == 0 {
-		opts.WaitForReady = 2 * time.Minute
+		opts.WaitForReady = 3 * time.Minute
 	}
 	return &Backend{opts: opts}
 }
@@ -64,99 +63,23 @@ func New(opts Options) *Backend {
 // Name implements backend.Backend.
 func (b *Backend) Name() string { return "kind" }
 
-// CheckEngine returns nil when a Docker engine answers, and ErrNoDockerEngine (wrapped with
-// what docker said) otherwise. kind's own detection only looks for the docker client.
-func CheckEngine(ctx context.Context, docker string) error {
-	if docker == "" {
-		docker = "docker"
-	}
-	if _, err := exec.LookPath(docker); err != nil {
-		return fmt.Errorf("%w: %q is not on PATH; install Docker or use --backend embedded", ErrNoDockerEngine, docker)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, docker, "version", "--format", "{{.Server.Version}}").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%w: %s; start the Docker engine or use --backend embedded", ErrNoDockerEngine, lastLine(out))
-	}
-	return nil
-}
-
-// ErrPrivilegedRefused means the engine will not start a privileged container, and every
-// kind node is one (kind's docker provisioner always runs its nodes --privileged).
-var ErrPrivilegedRefused = errors.New("the Docker engine refuses privileged containers, and every kind node is one")
-
-// probeImage is an empty image CheckPrivileged imports, runs and removes: nothing is pulled.
-const probeImage = "karplab/privileged-probe:empty"
-
-// CheckPrivileged starts a privileged container as kind does for each node, from an empty
-// image imported here, and returns ErrPrivilegedRefused with what the engine said when it
-// refuses. The image holds no program, so an engine that allows it answers that /probe does
-// not exist. Nothing is left behind.
-func CheckPrivileged(ctx context.Context, docker string) error {
-	if docker == "" {
-		docker = "docker"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	imp := exec.CommandContext(ctx, docker, "import", "-", probeImage)
-	imp.Stdin = bytes.NewReader(make([]byte, 1024)) // an empty tar archive: two zero blocks
-	if out, err := imp.CombinedOutput(); err != nil {
-		return fmt.Errorf("importing an empty probe image (docker import): %s: %w", lastLine(out), err)
-	}
-	defer exec.Command(docker, "rmi", probeImage).Run() //nolint:errcheck // best effort: an empty image
-	out, err := exec.CommandContext(ctx, docker, "run", "--rm", "--privileged", "--network", "none", probeImage, "/probe").CombinedOutput()
-	if err == nil || (strings.Contains(string(out), "/probe") && strings.Contains(string(out), "no such file or directory")) {
-		return nil
-	}
-	return fmt.Errorf("%w: %s; use --backend embedded", ErrPrivilegedRefused, lastLine(out))
-}
-
-// lastLine is the last non-empty line of a command's output, without docker's usage hint.
-func lastLine(out []byte) string {
-	var last string
-	for _, l := range strings.Split(string(out), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Run 'docker") {
-			last = l
-		}
-	}
-	return last
-}
-
-// Start implements backend.Backend: it creates the kind cluster, or reuses it when it exists.
+// Start implements backend.Backend: it creates the kind cluster, or reuses the one this lab
+// made before. Every refusal (no engine, no privileged container, a cluster of someone
+// else's, the API port taken, a failed image build) comes before anything is created.
 func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Writer) error {
-	if err := CheckEngine(ctx, b.opts.Docker); err != nil {
-		return err
-	}
-	if err := CheckPrivileged(ctx, b.opts.Docker); err != nil {
-		return err
-	}
-	b.provider = kindcluster.NewProvider(kindcluster.ProviderWithDocker())
-	b.kubecfg = kubeconfigPath
-
-	clusters, err := b.provider.List()
+	p, err := Prepare(ctx, b.opts, status)
 	if err != nil {
-		return fmt.Errorf("listing kind clusters: %w", err)
+		return err
 	}
-	if contains(clusters, ClusterName) {
-		fmt.Fprintf(status, "Reusing kind cluster %q\n", ClusterName)
+	b.engine, b.kubecfg = p.Engine, kubeconfigPath
+	b.provider = kindcluster.NewProvider(p.Engine.ProviderOption(), kindcluster.ProviderWithLogger(statusLogger{status}))
+	if p.Reuse {
+		fmt.Fprintf(status, "Reusing the kind cluster %q this lab created (%s container %s)\n", ClusterName, p.Engine.Label(), nodeName)
 		if err := b.provider.ExportKubeConfig(ClusterName, kubeconfigPath, false); err != nil {
-			return fmt.Errorf("exporting kubeconfig of kind cluster %q: %w", ClusterName, err)
+			return fmt.Errorf("exporting the kubeconfig of kind cluster %q: %w", ClusterName, err)
 		}
-	} else {
-		fmt.Fprintf(status, "Creating kind cluster %q (this pulls the node image the first time)\n", ClusterName)
-		opts := []kindcluster.CreateOption{
-			kindcluster.CreateWithKubeconfigPath(kubeconfigPath),
-			kindcluster.CreateWithWaitForReady(b.opts.WaitForReady),
-			kindcluster.CreateWithDisplayUsage(false),
-			kindcluster.CreateWithDisplaySalutation(false),
-		}
-		if b.opts.NodeImage != "" {
-			opts = append(opts, kindcluster.CreateWithNodeImage(b.opts.NodeImage))
-		}
-		if err := b.provider.Create(ClusterName, opts...); err != nil {
-			return fmt.Errorf("creating kind cluster %q: %w", ClusterName, err)
-		}
+	} else if err := b.create(ctx, p, kubeconfigPath, status); err != nil {
+		return err
 	}
 	if err := b.keepControlPlaneTainted(ctx, kubeconfigPath, status); err != nil {
 		return err
@@ -168,6 +91,31 @@ func (b *Backend) Start(ctx context.Context, kubeconfigPath string, status io.Wr
 	}
 	b.attached = attached
 	return nil
+}
+
+// create makes the cluster with p's image and configuration and records it as the lab's.
+func (b *Backend) create(ctx context.Context, p *Prepared, kubeconfigPath string, status io.Writer) error {
+	fmt.Fprintf(status, "Creating kind cluster %q on %s from %s (API server on 127.0.0.1:%d)\n", ClusterName, p.Engine.Label(), p.Image, p.APIPort)
+	err := b.provider.Create(ClusterName,
+		kindcluster.CreateWithV1Alpha4Config(p.Config),
+		kindcluster.CreateWithNodeImage(p.Image),
+		kindcluster.CreateWithKubeconfigPath(kubeconfigPath),
+		kindcluster.CreateWithWaitForReady(b.opts.WaitForReady),
+		kindcluster.CreateWithDisplayUsage(false),
+		kindcluster.CreateWithDisplaySalutation(false),
+	)
+	if err != nil {
+		// kind deletes what it made when Create fails.
+		if re := kindexec.RunErrorForError(err); re != nil {
+			return fmt.Errorf("creating kind cluster %q: %v: %s", ClusterName, err, engine.LastLines(string(re.Output), 3))
+		}
+		return fmt.Errorf("creating kind cluster %q: %w", ClusterName, err)
+	}
+	id, err := p.Engine.Run(ctx, nil, "inspect", "--format", "{{.Id}}", nodeName)
+	if err != nil {
+		return errors.Join(fmt.Errorf("reading the id of kind's node: %w", err), b.provider.Delete(ClusterName, kubeconfigPath))
+	}
+	return writeRecord(b.opts.Home, record{Engine: p.Engine.Name, Node: trimID(id), APIPort: p.APIPort, Image: p.Image})
 }
 
 // keepControlPlaneTainted puts back the control-plane taint kind removes from a cluster
@@ -223,12 +171,14 @@ func (b *Backend) Components(ctx context.Context) []backend.Component {
 		node.Detail = "no node containers"
 	default:
 		node.Address = nodes[0].String()
+		node.Detail = b.engine.Label() + " container"
 	}
 	return append([]backend.Component{node}, b.attached.Components(ctx)...)
 }
 
 // Stop implements backend.Backend. kind cannot stop a cluster, only delete it, so Stop deletes
-// the kind cluster; the lab's EC2 state lives outside it and is kept.
+// the kind cluster; the lab's EC2 state lives outside it and is kept, and so is the API port
+// for the next start.
 func (b *Backend) Stop(ctx context.Context) error {
 	if b.provider == nil {
 		return nil
@@ -237,14 +187,7 @@ func (b *Backend) Stop(ctx context.Context) error {
 		return fmt.Errorf("deleting kind cluster %q: %w", ClusterName, err)
 	}
 	b.provider, b.attached = nil, nil
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	rec, _ := readRecord(b.opts.Home)
+	rec.Node = ""
+	return writeRecord(b.opts.Home, rec)
 }

@@ -4,154 +4,214 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
-	"sigs.k8s.io/kind/pkg/apis/config/defaults"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/karplab/karplab/cluster/kind/engine"
+	"github.com/karplab/karplab/cluster/kind/kindtest"
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
-// fakeDocker writes a docker stand-in script that prints out and exits with code, so the
-// engine probe can be tested on a host without an engine.
-func fakeDocker(t *testing.T, out string, code int) string {
+// refused starts a kind backend in a new lab home, wants err (in one line, naming each of
+// want) and checks nothing was left: no kubeconfig, no record of a cluster.
+func refused(t *testing.T, home string, wantErr error, want ...string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "docker")
-	script := fmt.Sprintf("#!/bin/sh\necho '%s' >&2\nexit %d\n", out, code)
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
+	b := New(Options{Home: home})
+	kubeconfig := filepath.Join(home, "kubeconfig")
+	err := b.Start(context.Background(), kubeconfig, &strings.Builder{})
+	if !errors.Is(err, wantErr) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Start error = %q, want %v in one line", err, wantErr)
 	}
-	return path
-}
-
-func TestCheckEngine(t *testing.T) {
-	tests := []struct {
-		name    string
-		docker  string
-		wantErr string
-	}{
-		{name: "no docker client", docker: filepath.Join(t.TempDir(), "no-such-docker"), wantErr: "is not on PATH"},
-		{name: "client without engine", docker: fakeDocker(t, "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", 1), wantErr: "Cannot connect to the Docker daemon"},
-		{name: "engine answers", docker: fakeDocker(t, "28.2.2", 0)},
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Start error = %q, want it to say %q", err, w)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := CheckEngine(context.Background(), tt.docker)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("CheckEngine: %v", err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrNoDockerEngine) || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "--backend embedded") {
-				t.Fatalf("CheckEngine error = %v, want ErrNoDockerEngine mentioning %q and the embedded backend", err, tt.wantErr)
-			}
-		})
+	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
+		t.Errorf("kubeconfig written despite the refusal: %v", err)
 	}
-}
-
-// Start without an engine must fail at once and create nothing.
-func TestStartWithoutEngineFailsFast(t *testing.T) {
-	b := New(Options{Docker: fakeDocker(t, "Cannot connect to the Docker daemon", 1)})
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	var status strings.Builder
-	err := b.Start(context.Background(), kubeconfig, &status)
-	if !errors.Is(err, ErrNoDockerEngine) {
-		t.Fatalf("Start error = %v, want ErrNoDockerEngine", err)
-	}
-	if _, statErr := os.Stat(kubeconfig); !os.IsNotExist(statErr) {
-		t.Errorf("kubeconfig written despite failure: %v", statErr)
+	if rec, _ := readRecord(home); rec.Node != "" {
+		t.Errorf("a cluster recorded despite the refusal: %+v", rec)
 	}
 	if b.RESTConfig() != nil {
-		t.Error("RESTConfig set despite failure")
+		t.Error("RESTConfig set despite the refusal")
 	}
 	if err := b.Stop(context.Background()); err != nil {
-		t.Errorf("Stop after failed Start: %v", err)
+		t.Errorf("Stop after a refused Start: %v", err)
 	}
 }
 
-// fakeEngine writes a docker stand-in whose `run` prints out and exits with code; import
-// and rmi succeed.
-func fakeEngine(t *testing.T, out string, code int) string {
+func TestStartWithoutEngine(t *testing.T) {
+	kindtest.FakeEngines(t, nil)
+	refused(t, t.TempDir(), engine.ErrNoEngine, "Docker, podman or nerdctl", "--backend embedded")
+}
+
+func TestStartWhereNoEngineRunsPrivileged(t *testing.T) {
+	kindtest.FakeEngines(t, map[string]kindtest.Engine{
+		"docker": {Version: "Docker version 28.2.2", Run: kindtest.RunCapsRefused},
+		"podman": {Version: "podman version 4.3.1", Run: kindtest.RunCapsRefused},
+	})
+	refused(t, t.TempDir(), engine.ErrPrivilegedRefused, "Docker cannot run", "podman cannot run", "unable to apply caps", "--backend embedded")
+}
+
+// realEngine is the engine the lab would use here, with the kind tests' lock held; the test
+// fails (under KARPLAB_REQUIRE_CLIENTS) or skips when there is none.
+func realEngine(t *testing.T, home string) *engine.Engine {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "docker")
-	script := fmt.Sprintf("#!/bin/sh\ncase \"$1\" in run) echo '%s' >&2; echo \"Run 'docker run --help' for more information\" >&2; exit %d;; esac\nexit 0\n", out, code)
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+	if testing.Short() {
+		t.Skip("-short: no container engine is used")
+	}
+	kindtest.Lock(t)
+	e, err := engine.Choose(context.Background(), engine.Options{ContainersConf: filepath.Join(home, "containers.conf")})
+	if err != nil {
+		karplabtest.RequireClient(t, fmt.Sprintf("a container engine that runs kind's node (%v)", err))
+	}
+	t.Setenv(engine.ProviderEnv, e.Name) // as Check exports it
+	for _, kv := range e.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return e
+}
+
+// A cluster named karplab that this lab did not make (here: a container bearing kind's
+// cluster label, as `kind create cluster --name karplab` would leave) is refused, and left
+// as it was.
+func TestIntegrationStartRefusesAnotherKarplabCluster(t *testing.T) {
+	home := t.TempDir()
+	e := realEngine(t, home)
+	ctx := context.Background()
+	if _, err := e.Run(ctx, strings.NewReader(string(make([]byte, 1024))), "import", "-", "localhost/karplab/leftover-test:empty"); err != nil {
 		t.Fatal(err)
 	}
-	return path
-}
-
-func TestCheckPrivileged(t *testing.T) {
-	const refused = "docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: unable to apply caps: operation not permitted: unknown"
-	tests := []struct {
-		name    string
-		docker  string
-		wantErr string
-	}{
-		{name: "allowed: the empty image has no /probe", docker: fakeEngine(t, `docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/probe": stat /probe: no such file or directory: unknown`, 127)},
-		{name: "refused: a capability the engine may not grant", docker: fakeEngine(t, refused, 125), wantErr: "unable to apply caps: operation not permitted"},
-		{name: "refused: a rootless engine", docker: fakeEngine(t, "docker: Error response from daemon: privileged mode is incompatible with user namespaces.", 125), wantErr: "privileged mode is incompatible"},
+	t.Cleanup(func() { e.Run(context.Background(), nil, "rmi", "-f", "localhost/karplab/leftover-test:empty") })
+	if _, err := e.Run(ctx, nil, "create", "--name", nodeName, "--label", "io.x-k8s.kind.cluster="+ClusterName, "localhost/karplab/leftover-test:empty", "/none"); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := CheckPrivileged(context.Background(), tt.docker)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("CheckPrivileged: %v", err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrPrivilegedRefused) || !strings.Contains(err.Error(), tt.wantErr) ||
-				!strings.Contains(err.Error(), "--backend embedded") || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "docker run --help") {
-				t.Fatalf("CheckPrivileged error = %q, want one line: ErrPrivilegedRefused with %q and the embedded backend", err, tt.wantErr)
-			}
-		})
+	t.Cleanup(func() { e.Run(context.Background(), nil, "rm", "-f", nodeName) })
+	refused(t, home, ErrLeftoverCluster, "refuses to take it over", "kind delete cluster --name karplab")
+	if out, err := e.Run(ctx, nil, "inspect", "--format", "{{.Name}}", nodeName); err != nil {
+		t.Errorf("the other cluster's node is gone after the refusal: %v %s", err, out)
 	}
 }
 
-// TestIntegrationKindCluster creates the real kind cluster on the machine's Docker engine.
-// An engine that refuses kind's privileged node must make Start fail at once, with what the
-// engine said, and leave no container, image or kubeconfig behind.
+// The API port the lab used before, now taken by another process, is refused before
+// anything is created.
+func TestIntegrationStartRefusesAPIPortInUse(t *testing.T) {
+	home := t.TempDir()
+	realEngine(t, home)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := writeRecord(home, record{APIPort: port}); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, home, ErrAPIPortInUse, fmt.Sprintf("127.0.0.1:%d", port), "kind.json")
+}
+
+// TestIntegrationKindCluster creates the lab's kind cluster on the engine kind would use here
+// (podman where Docker refuses privileged containers), from kind's node image or the lab's
+// own, built offline when missing. The node must come up whole: every kube-system pod
+// Running and Ready (CoreDNS needs the CNI and kube-proxy's Service routing), the API server
+// on 127.0.0.1 only. A second start on the same lab home reuses the cluster; stop deletes it.
 func TestIntegrationKindCluster(t *testing.T) {
+	home := t.TempDir()
+	e := realEngine(t, home)
 	ctx := context.Background()
-	if err := CheckEngine(ctx, ""); err != nil {
-		karplabtest.RequireClient(t, fmt.Sprintf("a Docker engine for the kind backend (%v)", err))
-	}
-	b := New(Options{})
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	b := New(Options{Home: home})
+	kubeconfig := filepath.Join(home, "kubeconfig")
 	var status strings.Builder
-	if refused := CheckPrivileged(ctx, ""); refused != nil {
-		err := b.Start(ctx, kubeconfig, &status)
-		if !errors.Is(err, ErrPrivilegedRefused) || strings.Contains(err.Error(), "\n") {
-			t.Fatalf("Start on an engine that refuses privileged containers = %v, want ErrPrivilegedRefused in one line", err)
-		}
-		t.Logf("this engine cannot run kind: %v", err)
-		if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
-			t.Errorf("kubeconfig written after the refusal: %v", err)
-		}
-		out, _ := exec.Command("docker", "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+ClusterName, "--format", "{{.Names}}").CombinedOutput()
-		imgs, _ := exec.Command("docker", "images", "-q", probeImage).CombinedOutput()
-		if strings.TrimSpace(string(out)) != "" || strings.TrimSpace(string(imgs)) != "" {
-			t.Errorf("left behind: containers %q, probe image %q", out, imgs)
-		}
-		return
-	}
-	// kind pulls its node image when the engine lacks it; with no registry here it cannot,
-	// and no offline node image is built yet (issue 24). Say so rather than fail on the pull.
-	if err := exec.Command("docker", "image", "inspect", defaults.Image).Run(); err != nil {
-		t.Skipf("skipping the kind backend: the engine has no node image %s and this machine reaches no registry to pull it", defaults.Image)
-	}
+	begin := time.Now()
 	if err := b.Start(ctx, kubeconfig, &status); err != nil {
-		t.Fatalf("Start: %v", err)
+		t.Fatalf("Start: %v\n%s", err, status.String())
 	}
-	t.Cleanup(func() { _ = b.Stop(context.Background()) })
+	t.Logf("Start took %s:\n%s", time.Since(begin).Round(time.Second), status.String())
+	deleted := false
+	t.Cleanup(func() {
+		if !deleted {
+			b.Stop(context.Background())
+		}
+	})
 	for _, c := range b.Components(ctx) {
 		if !c.Healthy {
 			t.Errorf("component %s unhealthy: %s", c.Name, c.Detail)
 		}
 	}
+	if u, err := url.Parse(b.RESTConfig().Host); err != nil || u.Hostname() != "127.0.0.1" {
+		t.Errorf("API server at %q, want 127.0.0.1", b.RESTConfig().Host)
+	}
+	if out, err := e.Run(ctx, nil, "port", nodeName); err != nil || !regexp.MustCompile(`^6443/tcp -> 127\.0\.0\.1:\d+$`).MatchString(strings.TrimSpace(out)) {
+		t.Errorf("the node publishes %q (%v), want only 6443/tcp on 127.0.0.1", out, err)
+	}
+	waitSystemPodsReady(t, b.RESTConfig())
+
+	again := New(Options{Home: home})
+	status.Reset()
+	if err := again.Start(ctx, kubeconfig, &status); err != nil || !strings.Contains(status.String(), "Reusing the kind cluster") {
+		t.Fatalf("a second Start on the same lab home = %v, printing:\n%s\nwant the cluster reused", err, status.String())
+	}
+	if err := again.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	deleted = true
+	out, err := e.Run(ctx, nil, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+ClusterName, "--format", "{{.Names}}")
+	if err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("after Stop, kind's containers: %q (%v), want none", out, err)
+	}
+	if out, _ := e.Run(ctx, nil, "volume", "ls", "--format", "{{.Name}}"); strings.Contains(out, nodeName) {
+		t.Errorf("after Stop, the node's volume is left: %s", out)
+	}
+}
+
+// waitSystemPodsReady waits up to three minutes for every kube-system pod to be Running and
+// Ready, and for CoreDNS to be among them.
+func waitSystemPodsReady(t *testing.T, cfg *rest.Config) {
+	t.Helper()
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notReady []string
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		pods, err := kube.CoreV1().Pods("kube-system").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notReady = nil
+		coredns := false
+		for _, p := range pods.Items {
+			coredns = coredns || strings.HasPrefix(p.Name, "coredns-")
+			if p.Status.Phase != corev1.PodRunning || !podReady(p) {
+				notReady = append(notReady, p.Name+" "+string(p.Status.Phase))
+			}
+		}
+		if coredns && len(notReady) == 0 {
+			t.Logf("%d kube-system pods Running and Ready", len(pods.Items))
+			return
+		}
+	}
+	t.Errorf("kube-system pods not Running and Ready after 3 minutes: %v", notReady)
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

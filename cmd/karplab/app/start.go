@@ -18,7 +18,7 @@ import (
 // startFlags are `karplab start`'s choices; `karplab daemon` takes the same ones.
 func startFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "backend", Value: "embedded", Usage: "Kubernetes backend: embedded (in-process control plane, no Docker), kind (needs a Docker engine) or existing (a cluster you have: --kubeconfig, --context)"},
+		&cli.StringFlag{Name: "backend", Value: "embedded", Usage: "Kubernetes backend: embedded (in-process control plane, no Docker), kind (a kind cluster on Docker or podman; its node image is built offline when missing) or existing (a cluster you have: --kubeconfig, --context)"},
 		&cli.StringFlag{Name: "kubeconfig", Usage: "with --backend existing: the cluster's kubeconfig (default $KUBECONFIG or ~/.kube/config)"},
 		&cli.StringFlag{Name: "context", Usage: "with --backend existing: the kubeconfig context (default its current context)"},
 		&cli.StringFlag{Name: "provider", Value: "aws", Usage: "Karpenter cloud provider: aws (the real karpenter-provider-aws v1.15.0 on the emulated AWS account) or kwok (Karpenter's stock kwok provider, no EC2: the floor to compare with)"},
