@@ -18,6 +18,18 @@ func TestIntegrationConsolidationSolutionPasses(t *testing.T) {
 // README has the learner make, until the pool is consolidated.
 func TestIntegrationConsolidationExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
+	l, r := consolidationExerciseFails(t, e)
+	fixPasses(t, e, l, r, 2*time.Minute, "consolidation-learner", func(ctx context.Context, out io.Writer) error {
+		if err := e.ApplySolution(ctx, consolidationLab, out); err != nil {
+			return err
+		}
+		return e.consolidateBySkips(ctx, out)
+	})
+}
+
+// consolidationExerciseFails stages the lab on e, fresh from a reset, applies the untouched
+// exercise, runs the peak and drops the demand: nothing is consolidated, and check fails.
+func consolidationExerciseFails(t *testing.T, e *Env) (*Lab, *Report) {
 	l, _ := Get(consolidationLab)
 	out := testOut(t)
 	if err := l.Run(t.Context(), e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
@@ -54,10 +66,5 @@ func TestIntegrationConsolidationExerciseFailsThenFixPasses(t *testing.T) {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
 	t.Logf("%s", reportText(r))
-	fixPasses(t, e, l, r, 2*time.Minute, "consolidation-learner", func(ctx context.Context, out io.Writer) error {
-		if err := e.ApplySolution(ctx, consolidationLab, out); err != nil {
-			return err
-		}
-		return e.consolidateBySkips(ctx, out)
-	})
+	return l, r
 }

@@ -111,7 +111,7 @@ func kubectlDir(t *testing.T) string {
 		return "/usr/bin"
 	}
 	dir := t.TempDir()
-	shim := "#!/bin/sh\nexec " + pool.exe + " kubectl \"$@\"\n"
+	shim := "#!/bin/sh\nexec " + binary.exe + " kubectl \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(shim), 0o755); err != nil {
 		t.Fatal(err)
 	}

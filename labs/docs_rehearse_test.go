@@ -217,7 +217,7 @@ func rehearseDoc(t *testing.T, doc, labName string) {
 	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(pool.exe, filepath.Join(dir, "bin", "karplab")); err != nil {
+	if err := os.Symlink(binary.exe, filepath.Join(dir, "bin", "karplab")); err != nil {
 		t.Fatal(err)
 	}
 	cwd := dir

@@ -13,7 +13,10 @@ import (
 )
 
 func TestIntegrationHappyPathSolutionPasses(t *testing.T) {
-	e := freshLab(t)
+	happyPathSolutionPasses(t, freshLab(t))
+}
+
+func happyPathSolutionPasses(t *testing.T, e *Env) {
 	l, _ := Get("happy-path")
 	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Solution: true, Wait: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
@@ -48,6 +51,26 @@ func TestIntegrationHappyPathSolutionPasses(t *testing.T) {
 // what runs now, listing the replaced machines as fixed.
 func TestIntegrationHappyPathExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
+	l, r := happyPathExerciseFails(t, e)
+	r = fixPasses(t, e, l, r, 6*time.Minute, "happy-learner", e.applySolution("happy-path"))
+	// Run again without a reset, the lab says it is staged and undoes nothing.
+	var again strings.Builder
+	if err := l.Run(t.Context(), e, &again, StageOptions{Wait: time.Minute}); err != nil || !strings.Contains(again.String(), "staged already") {
+		t.Errorf("a second lab run: %v\n%s", err, again.String())
+	}
+	if err := (&Lab{Name: "other"}).Run(t.Context(), e, &again, StageOptions{}); err == nil || !strings.Contains(err.Error(), "karplab reset first") {
+		t.Errorf("another lab over this one's staging: %v", err)
+	}
+	for _, c := range r.Checks {
+		if c.ID == "machines-governed" && !strings.Contains(strings.Join(c.Evidence, "\n"), "fixed: ") {
+			t.Errorf("machines-governed does not list the replaced machine as fixed:\n%s", reportText(r))
+		}
+	}
+}
+
+// happyPathExerciseFails stages the lab on e, fresh from a reset, and applies the untouched
+// exercise: its pods run, ungoverned, and check fails on its governance.
+func happyPathExerciseFails(t *testing.T, e *Env) (*Lab, *Report) {
 	// A reset removes the example pod an earlier staging made with the lab's namespace.
 	if _, err := e.Kube.CoreV1().Pods(zibaNamespace).Get(t.Context(), courseExample, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("after a reset, pod %s/%s: %v (want NotFound)", zibaNamespace, courseExample, err)
@@ -75,20 +98,7 @@ func TestIntegrationHappyPathExerciseFailsThenFixPasses(t *testing.T) {
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
-	r = fixPasses(t, e, l, r, 6*time.Minute, "happy-learner", e.applySolution("happy-path"))
-	// Run again without a reset, the lab says it is staged and undoes nothing.
-	var again strings.Builder
-	if err := l.Run(t.Context(), e, &again, StageOptions{Wait: time.Minute}); err != nil || !strings.Contains(again.String(), "staged already") {
-		t.Errorf("a second lab run: %v\n%s", err, again.String())
-	}
-	if err := (&Lab{Name: "other"}).Run(t.Context(), e, &again, StageOptions{}); err == nil || !strings.Contains(err.Error(), "karplab reset first") {
-		t.Errorf("another lab over this one's staging: %v", err)
-	}
-	for _, c := range r.Checks {
-		if c.ID == "machines-governed" && !strings.Contains(strings.Join(c.Evidence, "\n"), "fixed: ") {
-			t.Errorf("machines-governed does not list the replaced machine as fixed:\n%s", reportText(r))
-		}
-	}
+	return l, r
 }
 
 // The course's example pod shares the replicas' name prefix but no ReplicaSet: the happy

@@ -29,7 +29,6 @@ import (
 // resets it and gives it back when it ends, so every lab is proved on a cluster with a
 // namespace, node and workload of its own; at the end `stop --uninstall` must leave each such cluster exactly as it was.
 var pool struct {
-	exe     string        // the karplab binary the daemons run, for scripts that call it
 	queue   *labQueue     // the labs no test holds, and the tests that wait for one
 	started chan struct{} // closed when every lab has started
 	once    sync.Once     // starts the pool (ensurePool)
@@ -78,6 +77,9 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
 	os.Exit(code)
 }
 
@@ -94,6 +96,24 @@ func ensurePool(t *testing.T) {
 	}
 }
 
+// binary is the karplab binary the labs' daemons run, built once per test process (or
+// KARPLAB_TEST_BINARY's).
+var binary struct {
+	once sync.Once
+	exe  string // the binary, for the daemons and for scripts that call it
+	dir  string // where it was built (removed at the end)
+	err  error
+}
+
+func labBinary() (string, error) {
+	binary.once.Do(func() {
+		if binary.dir, binary.err = os.MkdirTemp("", "karplab-labs-bin"); binary.err == nil {
+			binary.exe, binary.err = karplabtest.Binary(binary.dir)
+		}
+	})
+	return binary.exe, binary.err
+}
+
 // startPool starts n labs side by side and returns what stops them all. Each lab serves
 // tests as soon as it is ready, and a lab the run's tail no longer needs stops while the
 // last tests run (labQueue.retire). A lab that fails to start ends the run.
@@ -102,7 +122,7 @@ func startPool(n int) (stop func() error, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if pool.exe, err = karplabtest.Binary(dir); err != nil {
+	if _, err = labBinary(); err != nil {
 		return nil, err
 	}
 	var (
@@ -169,7 +189,7 @@ func startLab(dir string) (*testLab, error) {
 		l.before, err = existingtest.TakeSnapshot(ctx, cfg)
 	}
 	if err == nil {
-		err = l.startDaemon(ctx)
+		err = l.startDaemon(ctx, cluster.StartOptions{Backend: "existing", Kubeconfig: l.theirs.Kubeconfig, Provider: testProvider()})
 	}
 	if err == nil {
 		l.env, err = NewEnv(ctx, l.home)
@@ -180,9 +200,10 @@ func startLab(dir string) (*testLab, error) {
 	return l, nil
 }
 
-// startDaemon runs the daemon as `karplab start --backend existing` would, but as this
-// process's child (it ends with the test binary), and waits until it is ready.
-func (l *testLab) startDaemon(ctx context.Context) error {
+// startDaemon runs the daemon as `karplab start` with opts would (its EC2 address a free
+// port), but as this process's child (it ends with the test binary), and waits until it is
+// ready.
+func (l *testLab) startDaemon(ctx context.Context, opts cluster.StartOptions) error {
 	if err := l.home.Ensure(); err != nil {
 		return err
 	}
@@ -190,15 +211,14 @@ func (l *testLab) startDaemon(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ec2Addr := ln.Addr().String()
+	opts.EC2Addr = ln.Addr().String()
 	ln.Close()
-	opts := cluster.StartOptions{Backend: "existing", Kubeconfig: l.theirs.Kubeconfig, EC2Addr: ec2Addr, Provider: testProvider()}
 	logFile, err := os.Create(l.home.DaemonLog())
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	l.daemon = exec.Command(pool.exe, opts.DaemonArgs()...)
+	l.daemon = exec.Command(binary.exe, opts.DaemonArgs()...)
 	l.daemon.Env = append(os.Environ(), "KARPLAB_HOME="+string(l.home))
 	l.daemon.Stdout, l.daemon.Stderr = logFile, logFile
 	l.daemon.SysProcAttr = endsWithParent()
@@ -411,7 +431,12 @@ func karpenterTail(t *testing.T, n int) string {
 // and the report for the lab's own assertions.
 func solutionPasses(t *testing.T, name string, wait, grace time.Duration, snapshot string) (*Env, *Report) {
 	t.Helper()
-	e := freshLab(t)
+	return solutionPassesOn(t, freshLab(t), name, wait, grace, snapshot)
+}
+
+// solutionPassesOn is solutionPasses on lab e, which the test holds already.
+func solutionPassesOn(t *testing.T, e *Env, name string, wait, grace time.Duration, snapshot string) (*Env, *Report) {
+	t.Helper()
 	l, err := Get(name)
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +507,7 @@ func runShell(t *testing.T, binDirs, script string, args ...string) (string, err
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(pool.exe)+":"+binDirs+":/usr/bin:/bin", "KARPLAB_HOME="+string(home), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(binary.exe)+":"+binDirs+":/usr/bin:/bin", "KARPLAB_HOME="+string(home), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
