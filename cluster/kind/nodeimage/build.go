@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,7 +163,28 @@ func Build(ctx context.Context, tag string, opts Options) (err error) {
 		fmt.Fprintf(opts.Status, " ✓ [%d/%d] %s (%s)\n", b.step, steps, s.name, time.Since(start).Round(time.Second))
 	}
 	fmt.Fprintf(opts.Status, "Built %s in %s\n", tag, time.Since(began).Round(time.Second))
+	b.removeOlder(ctx)
 	return nil
+}
+
+// removeOlder removes the lab's node images of other inputs (an older go.mod), tagged
+// otherwise than Tag: each is most of a gigabyte. One a container still uses stays.
+func (b *builder) removeOlder(ctx context.Context) {
+	current, err := Tag()
+	if err != nil {
+		return
+	}
+	out, err := b.opts.Engine.Run(ctx, nil, "images", "--format", "{{.Repository}}:{{.Tag}}")
+	if err != nil {
+		return
+	}
+	for _, img := range strings.Fields(out) {
+		if strings.HasPrefix(img, Repository+":") && !strings.HasPrefix(img, current) {
+			if _, err := b.opts.Engine.Run(ctx, nil, "rmi", img); err == nil {
+				fmt.Fprintf(b.opts.Status, "Removed %s, the node image of older inputs\n", img)
+			}
+		}
+	}
 }
 
 // run runs a command; its error names the command and carries the last lines it printed.
@@ -232,7 +254,7 @@ func moduleDir(ctx context.Context, src, path string) (string, error) {
 		return "", err
 	}
 	var m struct{ Dir string }
-	if err := jsonUnmarshal([]byte(out), &m); err != nil || m.Dir == "" {
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.Dir == "" {
 		return "", fmt.Errorf("go mod download %s: no directory in %q", path, engine.LastLines(out, 2))
 	}
 	return m.Dir, nil

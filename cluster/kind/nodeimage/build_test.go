@@ -100,3 +100,71 @@ func TestIntegrationEnsure(t *testing.T) {
 		t.Errorf("kubeadm version in %s = %q, %v; want %s", tag, out, err, v)
 	}
 }
+
+// BenchmarkBuild measures a whole build with the Go build cache as it is (warm, once the
+// Kubernetes packages were compiled: debootstrap, linking, CoreDNS, the images, the commit)
+// under a tag of its own, removed after, and Ensure where the image exists (the no-op).
+// With KARPLAB_BENCH_COLD_IMAGE=1 the build runs on an empty Go build cache instead (cold:
+// Kubernetes, etcd and CoreDNS compiled from nothing; about half an hour on two cores).
+func BenchmarkBuild(b *testing.B) {
+	ctx := context.Background()
+	e, err := engine.Choose(ctx, engine.Options{ContainersConf: filepath.Join(b.TempDir(), "containers.conf")})
+	if err != nil {
+		b.Skipf("no engine runs kind's node here: %v", err)
+	}
+	cache := "warm"
+	if os.Getenv("KARPLAB_BENCH_COLD_IMAGE") == "1" {
+		b.Setenv("GOCACHE", b.TempDir())
+		cache = "cold"
+	}
+	tag, err := Tag()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		var status strings.Builder
+		begin := time.Now()
+		if err := Build(ctx, tag+"-bench", Options{Engine: e, Status: &status}); err != nil {
+			b.Fatalf("%v\n%s", err, status.String())
+		}
+		b.ReportMetric(time.Since(begin).Seconds(), "s/build-"+cache)
+		e.Run(ctx, nil, "rmi", tag+"-bench") //nolint:errcheck // the same layers as tag's
+		b.Logf("%s", status.String())
+		if _, err := Ensure(ctx, Options{Engine: e}); err != nil {
+			b.Fatal(err)
+		}
+		begin = time.Now()
+		if _, err := Ensure(ctx, Options{Engine: e}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(begin).Seconds(), "s/ensure-built")
+	}
+}
+
+// After a build, the node images of older inputs go, and those of the current ones stay.
+func TestIntegrationRemoveOlder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	ctx := context.Background()
+	e, err := engine.Choose(ctx, engine.Options{ContainersConf: filepath.Join(t.TempDir(), "containers.conf")})
+	if err != nil {
+		karplabtest.RequireClient(t, fmt.Sprintf("a container engine that runs kind's node (%v)", err))
+	}
+	current, _ := Tag()
+	older, kept := Repository+":v0.0.0-000000000000", current+"-removeolder-test"
+	for _, img := range []string{older, kept} {
+		if _, err := e.Run(ctx, strings.NewReader(string(make([]byte, 1024))), "import", "-", img); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Run(context.Background(), nil, "rmi", "-f", img) })
+	}
+	var status strings.Builder
+	(&builder{opts: Options{Engine: e, Status: &status}}).removeOlder(ctx)
+	if e.ImageExists(ctx, older) || !strings.Contains(status.String(), "Removed "+older) {
+		t.Errorf("the older image %s is still there; the build said:\n%s", older, status.String())
+	}
+	if !e.ImageExists(ctx, kept) {
+		t.Errorf("%s, of the current inputs, was removed", kept)
+	}
+}
