@@ -1,12 +1,16 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karplab/karplab/cluster/kind/kindtest"
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
@@ -89,4 +93,72 @@ func refusedInOneLine(t *testing.T, l *lab, r result, want ...string) {
 	if b, err := os.ReadFile(filepath.Join(l.home, "kind.json")); err == nil && strings.Contains(string(b), `"node"`) {
 		t.Errorf("a cluster was recorded by a refused start: %s", b)
 	}
+}
+
+// BenchmarkStartKind compares, in one run, the kind backend with the embedded one: `karplab
+// start` until ready; the idle resident memory of the lab's processes (daemon, Karpenter) 10 s
+// later, and on kind of the node container's processes too; and the happy path (`karplab lab
+// run happy-path --solution`: the NodePool applied, 10 pods Running, the record settled). The
+// node image is built first (or found built), outside the timing.
+func BenchmarkStartKind(b *testing.B) {
+	kindtest.Lock(b)
+	home := b.TempDir()
+	image := exec.Command(karplab, "kind-image")
+	image.Env = append(os.Environ(), "KARPLAB_HOME="+home)
+	if out, err := image.CombinedOutput(); err != nil {
+		b.Skipf("no kind node image here: %v\n%s", err, out)
+	}
+	for i := 0; i < b.N; i++ {
+		for _, backend := range []string{"embedded", "kind"} {
+			l := newLab(b)
+			begin := time.Now()
+			l.mustRun("start", "--backend", backend, "--ec2-addr", l.ec2Addr)
+			ready := time.Since(begin)
+			time.Sleep(10 * time.Second)
+			var rss, node int64
+			for _, pid := range l.processesOf() {
+				rss += vmRSS(pid)
+			}
+			if backend == "kind" {
+				node = nodeRSS(b, l)
+			}
+			begin = time.Now()
+			l.mustRun("lab", "run", "happy-path", "--solution")
+			happy := time.Since(begin)
+			l.mustRun("stop")
+			b.ReportMetric(ready.Seconds(), "s/ready-"+backend)
+			b.ReportMetric(happy.Seconds(), "s/happy-path-"+backend)
+			b.ReportMetric(float64(rss)/(1<<20), "MiB-idle-RSS-lab-"+backend)
+			if backend == "kind" {
+				b.ReportMetric(float64(node)/(1<<20), "MiB-idle-RSS-kind-node")
+			}
+		}
+	}
+}
+
+// nodeRSS is the resident memory of every process in kind's node container (systemd,
+// containerd, kubelet, the control plane's and CoreDNS's containers): those whose cgroup
+// names the container's id.
+func nodeRSS(b *testing.B, l *lab) int64 {
+	b.Helper()
+	rec, err := os.ReadFile(filepath.Join(l.home, "kind.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r struct{ Node string }
+	if err := json.Unmarshal(rec, &r); err != nil || r.Node == "" {
+		b.Fatalf("kind.json names no node container: %s", rec)
+	}
+	entries, _ := os.ReadDir("/proc")
+	var rss int64
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); err == nil && strings.Contains(string(cg), r.Node) {
+			rss += vmRSS(pid)
+		}
+	}
+	return rss
 }
