@@ -79,10 +79,14 @@ func ensureBaseline(ctx context.Context, h Home, backendName string, cfg *rest.C
 	if b, err := readBaseline(h); err != nil {
 		return nil, err
 	} else if b != nil {
-		if b.Cluster != uid {
+		switch {
+		case b.Cluster == uid:
+			return b, nil
+		case b.Backend == "kind" && backendName == "kind":
+			// kind's stop deletes the cluster: each start makes a new one, the lab's own again.
+		default:
 			return nil, fmt.Errorf("%s holds a lab on another cluster (%s): run karplab stop --uninstall there first, or use another KARPLAB_HOME", h, b.Server)
 		}
-		return b, nil
 	}
 	b := &baseline{Backend: backendName, Server: cfg.Host, Cluster: uid, TakenAt: time.Now().UTC()}
 	nss, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})

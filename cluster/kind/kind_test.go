@@ -127,7 +127,8 @@ func TestIntegrationStartRefusesAPIPortInUse(t *testing.T) {
 // (podman where Docker refuses privileged containers), from kind's node image or the lab's
 // own, built offline when missing. The node must come up whole: every kube-system pod
 // Running and Ready (CoreDNS needs the CNI and kube-proxy's Service routing), the API server
-// on 127.0.0.1 only. A second start on the same lab home reuses the cluster; stop deletes it.
+// on 127.0.0.1 only. A second start on the same lab home reuses the cluster; with its node
+// stopped (a reboot), a start makes it anew; stop deletes it.
 func TestIntegrationKindCluster(t *testing.T) {
 	home := t.TempDir()
 	e := realEngine(t, home)
@@ -164,7 +165,19 @@ func TestIntegrationKindCluster(t *testing.T) {
 	if err := again.Start(ctx, kubeconfig, &status); err != nil || !strings.Contains(status.String(), "Reusing the kind cluster") {
 		t.Fatalf("a second Start on the same lab home = %v, printing:\n%s\nwant the cluster reused", err, status.String())
 	}
-	if err := again.Stop(ctx); err != nil {
+
+	// After a reboot the node container is stopped, and kind cannot start a cluster again:
+	// the lab's own goes, and a new one comes.
+	if _, err := e.Run(ctx, nil, "stop", "--time", "2", nodeName); err != nil {
+		t.Fatal(err)
+	}
+	anew := New(Options{Home: home})
+	status.Reset()
+	if err := anew.Start(ctx, kubeconfig, &status); err != nil || !strings.Contains(status.String(), "is not running") || !strings.Contains(status.String(), "Creating kind cluster") {
+		t.Fatalf("Start with the lab's node stopped = %v, printing:\n%s\nwant the cluster deleted and created anew", err, status.String())
+	}
+	waitSystemPodsReady(t, anew.RESTConfig())
+	if err := anew.Stop(ctx); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	deleted = true

@@ -72,8 +72,17 @@ func Check(ctx context.Context, opts Options, status io.Writer) (*Prepared, erro
 			return nil, fmt.Errorf("%w (%s container %s): the lab refuses to take it over; delete it (KIND_EXPERIMENTAL_PROVIDER=%s kind delete cluster --name %s) or stop the lab that made it",
 				ErrLeftoverCluster, e.Label(), nodeName, e.Name, ClusterName)
 		}
-		p.Reuse, p.APIPort = true, rec.APIPort
-		return p, nil
+		running, _ := e.Run(ctx, nil, "inspect", "--format", "{{.State.Running}}", nodeName)
+		if strings.TrimSpace(running) == "true" {
+			p.Reuse, p.APIPort = true, rec.APIPort
+			return p, nil
+		}
+		// The lab's own, stopped (a reboot): kind cannot start a cluster again, so it goes.
+		fmt.Fprintf(status, "The kind cluster %q this lab created is not running (%s container %s): deleting it to create it anew\n", ClusterName, e.Label(), nodeName)
+		// The lab's kubeconfig (cluster.Home's), so kind leaves ~/.kube/config alone.
+		if err := kindcluster.NewProvider(e.ProviderOption()).Delete(ClusterName, filepath.Join(opts.Home, "kubeconfig")); err != nil {
+			return nil, fmt.Errorf("deleting the lab's stopped kind cluster %q: %w", ClusterName, err)
+		}
 	}
 	if p.APIPort, err = apiPort(opts.Home, rec.APIPort); err != nil {
 		return nil, err

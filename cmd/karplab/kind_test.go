@@ -141,13 +141,9 @@ func BenchmarkStartKind(b *testing.B) {
 // names the container's id.
 func nodeRSS(b *testing.B, l *lab) int64 {
 	b.Helper()
-	rec, err := os.ReadFile(filepath.Join(l.home, "kind.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var r struct{ Node string }
-	if err := json.Unmarshal(rec, &r); err != nil || r.Node == "" {
-		b.Fatalf("kind.json names no node container: %s", rec)
+	_, node := kindRecord(b, l)
+	if node == "" {
+		b.Fatal("kind.json names no node container")
 	}
 	entries, _ := os.ReadDir("/proc")
 	var rss int64
@@ -156,9 +152,69 @@ func nodeRSS(b *testing.B, l *lab) int64 {
 		if err != nil {
 			continue
 		}
-		if cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); err == nil && strings.Contains(string(cg), r.Node) {
+		if cg, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup")); err == nil && strings.Contains(string(cg), node) {
 			rss += vmRSS(pid)
 		}
 	}
 	return rss
+}
+
+// TestIntegrationKindStartStopStart drives the kind backend through the CLI as a user does:
+// start (the node image built first, or found built), status, reset, evidence, stop (the
+// cluster is deleted, nothing of the lab runs), and start again on the same lab home (a new
+// cluster, the same API port), then stop.
+func TestIntegrationKindStartStopStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	kindtest.Lock(t)
+	if r := newLab(t).run("kind-image"); r.code != 0 {
+		if strings.Contains(r.stderr, "container engine") {
+			karplabtest.RequireClient(t, "a container engine for kind: "+r.stderr)
+		}
+		t.Fatalf("karplab kind-image: exit %d\n%s", r.code, r.stderr)
+	}
+	l := newLab(t) // its EC2 port picked just before the start
+	var api string
+	for round := 1; round <= 2; round++ {
+		r := l.mustRun("start", "--backend", "kind", "--ec2-addr", l.ec2Addr)
+		st := l.state()
+		if round == 1 {
+			api = st.APIServer
+		} else if st.APIServer != api {
+			t.Errorf("the API server moved from %s to %s between starts", api, st.APIServer)
+		}
+		log, _ := os.ReadFile(filepath.Join(l.home, "daemon.log")) // kind's steps are the daemon's
+		if created := strings.Count(string(log), "Creating kind cluster \"karplab\""); created != round || !strings.HasPrefix(st.APIServer, "https://127.0.0.1:") {
+			t.Errorf("start %d: API server %q, %d clusters created; stderr:\n%s\nwant a new kind cluster on 127.0.0.1", round, st.APIServer, created, r.stderr)
+		}
+		if s := l.mustRun("status"); !strings.Contains(s.stdout+s.stderr, "kind node") {
+			t.Errorf("status does not show kind's node:\n%s%s", s.stdout, s.stderr)
+		}
+		l.mustRun("reset")
+		l.mustRun("evidence", "--json")
+		l.mustRun("stop")
+		if pids := l.processesOf(); len(pids) > 0 {
+			t.Errorf("after stop, processes of the lab still run: %v", pids)
+		}
+		engine, _ := kindRecord(t, l)
+		if out, _ := exec.Command(engine, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster=karplab", "--format", "{{.Names}}").CombinedOutput(); strings.TrimSpace(string(out)) != "" {
+			t.Errorf("after stop, kind's containers: %s", out)
+		}
+	}
+}
+
+// kindRecord is the lab's record of its kind cluster: the engine it used, and the node
+// container's id while the cluster exists.
+func kindRecord(t testing.TB, l *lab) (engine, node string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(l.home, "kind.json"))
+	var r struct{ Engine, Node string }
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	if err != nil || r.Engine == "" {
+		t.Fatalf("kind.json names no engine: %v %s", err, b)
+	}
+	return r.Engine, r.Node
 }

@@ -1,11 +1,14 @@
 // Package kindtest holds what the kind backend's tests share across packages: one lock, as
-// every kind test uses the one cluster name the lab owns ("karplab") on the machine's engine.
+// every kind test uses the one cluster name the lab owns ("karplab") on the machine's engine,
+// and stand-ins for engines that are missing or refuse.
 // It imports nothing of the lab's.
 package kindtest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -24,6 +27,22 @@ func Lock(t testing.TB) {
 		t.Fatalf("taking the kind tests' lock: %v", err)
 	}
 	t.Cleanup(func() { f.Close() }) // closing releases the lock
+	removeLeftovers(t)
+}
+
+// removeLeftovers removes the node containers (and volumes) of a kind cluster named karplab
+// that a test which died before its stop left behind: the lab itself would refuse it.
+func removeLeftovers(t testing.TB) {
+	for _, engine := range []string{"podman", "docker"} {
+		if _, err := exec.LookPath(engine); err != nil {
+			continue
+		}
+		out, err := exec.Command(engine, "ps", "-aq", "--filter", "label=io.x-k8s.kind.cluster=karplab").Output()
+		if ids := strings.Fields(string(out)); err == nil && len(ids) > 0 {
+			t.Logf("removing %s containers %v of a kind cluster karplab an earlier test left", engine, ids)
+			exec.Command(engine, append([]string{"rm", "-f", "-v"}, ids...)...).Run() //nolint:errcheck // best effort
+		}
+	}
 }
 
 // Engine is a stand-in for a container engine's client, for tests of what the lab says
