@@ -140,7 +140,7 @@ func Build(ctx context.Context, tag string, opts Options) (err error) {
 	}
 	defer os.RemoveAll(b.work)
 	began := time.Now()
-	fmt.Fprintf(opts.Status, "Building the kind node image %s offline (the first build takes about 15 minutes on 2 cores)\n", tag)
+	fmt.Fprintf(opts.Status, "Building the kind node image %s offline (the first, with nothing compiled yet, takes 15 to 30 minutes on 2 cores)\n", tag)
 	for _, s := range []struct {
 		name string
 		run  func(context.Context) error
