@@ -15,6 +15,20 @@ import (
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
 
+// testEngine is the engine kind would use here; the test fails (under
+// KARPLAB_REQUIRE_CLIENTS) or skips when there is none, and skips under -short.
+func testEngine(t *testing.T) *engine.Engine {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	e, err := engine.Choose(context.Background(), engine.Options{ContainersConf: filepath.Join(t.TempDir(), "containers.conf")})
+	if err != nil {
+		karplabtest.RequireClient(t, fmt.Sprintf("a container engine that runs kind's node (%v)", err))
+	}
+	return e
+}
+
 // The tag names the Kubernetes version and changes with nothing but the inputs.
 func TestTag(t *testing.T) {
 	a, err := Tag()
@@ -74,14 +88,8 @@ func TestIntegrationBuildStepFails(t *testing.T) {
 // needs: kubeadm at karplab's Kubernetes version, and every image kubeadm will run,
 // preloaded.
 func TestIntegrationEnsure(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
 	ctx := context.Background()
-	e, err := engine.Choose(ctx, engine.Options{ContainersConf: filepath.Join(t.TempDir(), "containers.conf")})
-	if err != nil {
-		karplabtest.RequireClient(t, fmt.Sprintf("a container engine that runs kind's node (%v)", err))
-	}
+	e := testEngine(t)
 	var status strings.Builder
 	begin := time.Now()
 	tag, err := Ensure(ctx, Options{Engine: e, Status: &status})
@@ -143,14 +151,8 @@ func BenchmarkBuild(b *testing.B) {
 
 // After a build, the node images of older inputs go, and those of the current ones stay.
 func TestIntegrationRemoveOlder(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
 	ctx := context.Background()
-	e, err := engine.Choose(ctx, engine.Options{ContainersConf: filepath.Join(t.TempDir(), "containers.conf")})
-	if err != nil {
-		karplabtest.RequireClient(t, fmt.Sprintf("a container engine that runs kind's node (%v)", err))
-	}
+	e := testEngine(t)
 	current, _ := Tag()
 	older, kept := Repository+":v0.0.0-000000000000", current+"-removeolder-test"
 	for _, img := range []string{older, kept} {
