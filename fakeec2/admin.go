@@ -34,6 +34,7 @@ import (
 //	POST   /_karplab/events                   EventRequest in, []AuditEvent out (rebalance, scheduled change)
 //	POST   /_karplab/console                  ConsoleRequest in: lines for an instance's GetConsoleOutput
 //	POST   /_karplab/releases                 ReleaseRequest in, []PublishedImage out (new AMIs)
+//	POST   /_karplab/import                   Import in: a captured account's network, images and instances (all or nothing)
 //	GET    /_karplab/budgets                  []budgets.Budget (spend as of now, alerts fired)
 //	PUT    /_karplab/budgets                  budgets.Spec in, budgets.Budget out (create or update)
 //	DELETE /_karplab/budgets?name=N           delete one budget
@@ -115,6 +116,11 @@ var adminRoutes = map[string]func(*Server, http.ResponseWriter, *http.Request){
 	},
 	"releases": func(s *Server, w http.ResponseWriter, r *http.Request) {
 		adminAction(w, r, func(req ReleaseRequest) (any, error) { return s.PublishRelease(req.Release) })
+	},
+	"import": func(s *Server, w http.ResponseWriter, r *http.Request) {
+		adminAction(w, r, func(req Import) (any, error) {
+			return map[string]int{"instances": len(req.Instances)}, s.Import(req)
+		})
 	},
 	"budgets":   (*Server).serveAdminBudgets,
 	"time":      (*Server).serveAdminTime,

@@ -196,6 +196,12 @@ func (c *AdminClient) PublishRelease(ctx context.Context, release string) ([]Pub
 	return out, c.do(ctx, http.MethodPost, "releases", nil, ReleaseRequest{Release: release}, &out)
 }
 
+// Import brings a captured account's network, images and running instances in (see
+// Server.Import); nothing is imported when any of it cannot be.
+func (c *AdminClient) Import(ctx context.Context, imp Import) error {
+	return c.do(ctx, http.MethodPost, "import", nil, imp, nil)
+}
+
 // Budgets returns the account's AWS Budgets, evaluated now: each budget's limit, spend in
 // its current period (actual, forecast, burn rate), its notifications' states and every
 // alert it fired, with the emulator time and the spend at that moment.

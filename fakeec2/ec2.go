@@ -13,9 +13,12 @@ import (
 
 // The names of EC2's the admin API and its callers speak.
 type (
-	Fault          = service.Fault
-	EventKind      = service.EventKind
-	PublishedImage = service.PublishedImage
+	Fault            = service.Fault
+	EventKind        = service.EventKind
+	PublishedImage   = service.PublishedImage
+	Import           = service.Import
+	ImportedInstance = service.ImportedInstance
+	ImportError      = service.ImportError
 )
 
 const (
@@ -65,6 +68,10 @@ func (s *Server) AppendConsoleOutput(instanceID, text string) error {
 func (s *Server) PublishRelease(release string) ([]PublishedImage, error) {
 	return s.ec2.PublishRelease(release)
 }
+
+// Import brings a captured account's network, images and running instances in, with their
+// real IDs, all or nothing (service.Import).
+func (s *Server) Import(imp Import) error { return s.ec2.Import(imp) }
 
 // Billing returns every ledger entry with its cost accrued until now, oldest first.
 func (s *Server) Billing() billing.Billing { return s.ec2.Billing() }

@@ -1,0 +1,270 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/karplab/karplab/fakeec2/billing"
+	"github.com/karplab/karplab/fakeec2/ec2"
+	"github.com/karplab/karplab/fakeec2/trail"
+)
+
+// Import is what a replay brings into the account from a captured one: its network, its
+// images and its running instances, with their real IDs, zones, launch times and tags.
+type Import struct {
+	VPCs           []ec2.VPC           `json:"vpcs,omitempty"`
+	Subnets        []ec2.Subnet        `json:"subnets,omitempty"`
+	SecurityGroups []ec2.SecurityGroup `json:"securityGroups,omitempty"`
+	Images         []ec2.Image         `json:"images,omitempty"`
+	Instances      []ImportedInstance  `json:"instances,omitempty"`
+}
+
+// ImportedInstance is a running instance as captured. Its primary interface and root
+// volume are made with it, as a launch makes them.
+type ImportedInstance struct {
+	ID             string    `json:"id"`
+	InstanceType   string    `json:"instanceType"`
+	Zone           string    `json:"zone"`
+	SubnetID       string    `json:"subnetId"`
+	SecurityGroups []string  `json:"securityGroups"`
+	ImageID        string    `json:"imageId"`
+	PrivateIP      string    `json:"privateIp"`
+	PrivateDNS     string    `json:"privateDns,omitempty"`
+	CapacityType   string    `json:"capacityType"` // on-demand or spot
+	LaunchTime     time.Time `json:"launchTime"`
+	Tags           []ec2.Tag `json:"tags,omitempty"`
+	RootVolumeGiB  int32     `json:"rootVolumeGiB,omitempty"`
+	RootVolumeType string    `json:"rootVolumeType,omitempty"`
+	Encrypted      bool      `json:"encrypted,omitempty"`
+}
+
+// ImportCaller is whom the audit trail names for what an import brought: nobody launched it
+// in this account.
+const ImportCaller = "replay"
+
+// ImportError lists everything an import would not represent; nothing was imported.
+type ImportError struct{ Problems []string }
+
+func (e *ImportError) Error() string {
+	return fmt.Sprintf("nothing imported: %d problems: %s", len(e.Problems), strings.Join(e.Problems, "; "))
+}
+
+// Import adds what a replay brings, all or nothing: it checks every record first (IDs well
+// formed and free, zones the account's, subnets in their VPC's range, instance types in the
+// catalog, what an instance names present), then creates them. The instances run from the
+// start; billing starts now, not at their launch time. One audit event records it.
+func (s *Service) Import(imp Import) error {
+	now := s.acct.Now().UTC()
+	s.mu.Lock()
+	if problems := s.checkImport(imp); len(problems) > 0 {
+		s.mu.Unlock()
+		return &ImportError{Problems: problems}
+	}
+	var ids []string
+	for i := range imp.VPCs {
+		v := imp.VPCs[i]
+		v.Seq = s.nextSeq()
+		s.model.VPCs[v.ID] = &v
+		s.save(bucketVPCs, v.ID, &v)
+		ids = append(ids, v.ID)
+	}
+	for i := range imp.Subnets {
+		sn := imp.Subnets[i]
+		sn.Seq, sn.ZoneID = s.nextSeq(), s.mustZoneID(sn.Zone)
+		s.model.Subnets[sn.ID] = &sn
+		s.save(bucketSubnets, sn.ID, &sn)
+		ids = append(ids, sn.ID)
+	}
+	for i := range imp.SecurityGroups {
+		g := imp.SecurityGroups[i]
+		g.Seq = s.nextSeq()
+		s.model.Groups[g.ID] = &g
+		s.save(bucketGroups, g.ID, &g)
+		ids = append(ids, g.ID)
+	}
+	for i := range imp.Images {
+		im := imp.Images[i]
+		im.Seq = s.nextSeq()
+		s.model.Images[im.ID] = &im
+		s.save(bucketImages, im.ID, &im)
+		ids = append(ids, im.ID)
+	}
+	for _, ii := range imp.Instances {
+		s.importInstance(ii, now)
+		ids = append(ids, ii.ID)
+	}
+	done := s.acct.Record(&trail.AuditEvent{Time: now, Service: "ec2", Action: "ImportResources", Caller: ImportCaller,
+		Created: ids, Parameters: map[string]string{"Instances": fmt.Sprint(len(imp.Instances))}})
+	wait := s.flushLocked()
+	s.mu.Unlock()
+	return errors.Join(<-wait, <-done)
+}
+
+// mustZoneID is a checked zone's ID.
+func (s *Service) mustZoneID(zone string) string {
+	id, _ := s.zoneID(zone)
+	return id
+}
+
+// checkImport lists what the account cannot take of imp. Callers hold s.mu.
+func (s *Service) checkImport(imp Import) []string {
+	var problems []string
+	fresh := map[string]bool{}
+	id := func(kind, prefix, v string) bool {
+		switch {
+		case !strings.HasPrefix(v, prefix+"-") || len(v) < len(prefix)+2:
+			problems = append(problems, fmt.Sprintf("%s %q: not a %s ID (%s-...)", kind, v, kind, prefix))
+		case s.idInUse(v) || fresh[v]:
+			problems = append(problems, fmt.Sprintf("%s %s exists already", kind, v))
+		default:
+			fresh[v] = true
+			return true
+		}
+		return false
+	}
+	has := func(known map[string]bool, v string) bool { return known[v] || fresh[v] }
+	vpcs, subnets, groups, images := map[string]bool{}, map[string]*ec2.Subnet{}, map[string]bool{}, map[string]bool{}
+	for k := range s.model.VPCs {
+		vpcs[k] = true
+	}
+	for k, sn := range s.model.Subnets {
+		subnets[k] = sn
+	}
+	for k := range s.model.Groups {
+		groups[k] = true
+	}
+	for k := range s.model.Images {
+		images[k] = true
+	}
+	for _, v := range imp.VPCs {
+		id("VPC", "vpc", v.ID)
+	}
+	for i, sn := range imp.Subnets {
+		if id("subnet", "subnet", sn.ID) {
+			subnets[sn.ID] = &imp.Subnets[i]
+		}
+		if _, ok := s.zoneID(sn.Zone); !ok {
+			problems = append(problems, fmt.Sprintf("subnet %s is in zone %q, which the account's region %s does not have (it has %v)", sn.ID, sn.Zone, s.region, s.Zones()))
+		}
+		if !has(vpcs, sn.VpcID) {
+			problems = append(problems, fmt.Sprintf("subnet %s names VPC %q, which is not imported", sn.ID, sn.VpcID))
+		}
+		if _, size := ec2.SubnetRange(sn.CIDR); size == 0 {
+			problems = append(problems, fmt.Sprintf("subnet %s: CIDR %q is not an IPv4 range", sn.ID, sn.CIDR))
+		}
+	}
+	for _, g := range imp.SecurityGroups {
+		if id("security group", "sg", g.ID) {
+			groups[g.ID] = true
+		}
+		if !has(vpcs, g.VpcID) {
+			problems = append(problems, fmt.Sprintf("security group %s names VPC %q, which is not imported", g.ID, g.VpcID))
+		}
+	}
+	for _, im := range imp.Images {
+		if id("image", "ami", im.ID) {
+			images[im.ID] = true
+		}
+	}
+	for _, in := range imp.Instances {
+		problems = append(problems, s.checkImportedInstance(in, id, subnets, groups, images)...)
+	}
+	return problems
+}
+
+// checkImportedInstance lists what the account cannot take of one instance.
+func (s *Service) checkImportedInstance(in ImportedInstance, id func(kind, prefix, v string) bool, subnets map[string]*ec2.Subnet, groups, images map[string]bool) []string {
+	var problems []string
+	bad := func(format string, args ...any) {
+		problems = append(problems, fmt.Sprintf("instance %s: ", in.ID)+fmt.Sprintf(format, args...))
+	}
+	id("instance", "i", in.ID)
+	if s.types[in.InstanceType] == nil {
+		bad("type %q is not in the catalog of %s", in.InstanceType, s.region)
+	}
+	if in.CapacityType != "on-demand" && in.CapacityType != "spot" {
+		bad("capacity type %q: on-demand or spot", in.CapacityType)
+	}
+	if !images[in.ImageID] {
+		bad("image %q is neither the account's nor imported", in.ImageID)
+	}
+	sn := subnets[in.SubnetID]
+	switch {
+	case sn == nil:
+		bad("subnet %q is neither the account's nor imported", in.SubnetID)
+	case sn.Zone != in.Zone:
+		bad("zone %s, but its subnet %s is in %s", in.Zone, sn.ID, sn.Zone)
+	default:
+		p, err := netip.ParsePrefix(sn.CIDR)
+		a, aerr := netip.ParseAddr(in.PrivateIP)
+		if err != nil || aerr != nil || !p.Contains(a) {
+			bad("private IP %q is not in its subnet's %s", in.PrivateIP, sn.CIDR)
+		}
+	}
+	for _, g := range in.SecurityGroups {
+		if !groups[g] {
+			bad("security group %q is neither the account's nor imported", g)
+		}
+	}
+	if len(in.SecurityGroups) == 0 {
+		bad("no security group")
+	}
+	return problems
+}
+
+// importInstance creates a checked instance, running, with its interface and root volume.
+// Callers hold s.mu.
+func (s *Service) importInstance(ii ImportedInstance, now time.Time) {
+	sn := s.model.Subnets[ii.SubnetID]
+	im := s.model.Images[ii.ImageID]
+	zoneID := s.mustZoneID(ii.Zone)
+	dns := ii.PrivateDNS
+	if dns == "" {
+		dns = s.privateDNS(ii.PrivateIP)
+	}
+	in := &ec2.Instance{
+		Seq: s.nextSeq(), ID: ii.ID, ReservationID: s.newID("r"), OwnerID: s.account, Caller: ImportCaller,
+		ImageID: ii.ImageID, InstanceType: ii.InstanceType, Architecture: im.Architecture, Zone: ii.Zone, ZoneID: zoneID,
+		SubnetID: sn.ID, VpcID: sn.VpcID, PrivateIP: ii.PrivateIP, PrivateDNS: dns, SecurityGroups: slices.Clone(ii.SecurityGroups),
+		RootDeviceName: im.RootDeviceName, Metadata: ec2.MetadataOptions{HTTPEndpoint: "enabled", HTTPTokens: "required", HTTPPutResponseHopLimit: 1},
+		CapacityType: ii.CapacityType, Tags: slices.Clone(ii.Tags), State: ec2.StateRunning, LaunchTime: ii.LaunchTime.UTC(),
+		RunningAt: ii.LaunchTime.UTC(), PricePerHour: s.price(ii.InstanceType, ii.Zone, ii.CapacityType),
+	}
+	if in.CapacityType == "spot" {
+		in.SpotRequestID = s.newID("sir")
+	}
+	s.model.MarkIP(sn.ID, ii.PrivateIP)
+	eni := &ec2.NetworkInterface{Seq: s.nextSeq(), ID: s.newID("eni"), SubnetID: sn.ID, VpcID: sn.VpcID, Zone: ii.Zone, ZoneID: zoneID,
+		PrivateIP: ii.PrivateIP, PrivateDNS: dns, Groups: in.SecurityGroups, Status: "in-use", InstanceID: in.ID,
+		DeleteOnTermination: true, AttachTime: in.LaunchTime, InterfaceType: "interface"}
+	eni.MAC = macFor(eni.ID)
+	eni.AttachmentID = "eni-attach-" + strings.TrimPrefix(s.newID("eni"), "eni-")
+	s.model.ENIs[eni.ID] = eni
+	s.save(bucketENIs, eni.ID, eni)
+	in.ENIID = eni.ID
+	size, typ := ii.RootVolumeGiB, ii.RootVolumeType
+	if size == 0 {
+		size = im.RootSizeGiB
+	}
+	if typ == "" {
+		typ = "gp3"
+	}
+	v := &ec2.Volume{Seq: s.nextSeq(), ID: s.newID("vol"), Zone: ii.Zone, ZoneID: zoneID, Type: typ, SizeGiB: size, Encrypted: ii.Encrypted,
+		SnapshotID: im.RootSnapshotID, State: "in-use", CreateTime: in.LaunchTime, InstanceID: in.ID, Device: im.RootDeviceName,
+		DeleteOnTermination: true, AttachTime: in.LaunchTime, Tags: slices.Clone(ii.Tags)}
+	s.model.Volumes[v.ID] = v
+	s.save(bucketVolumes, v.ID, v)
+	in.Volumes = []ec2.AttachedVolume{{DeviceName: v.Device, VolumeID: v.ID, DeleteOnTermination: true, AttachTime: in.LaunchTime}}
+	s.model.Instances[in.ID] = in
+	s.model.InstTags.Add(in.ID, in.Tags)
+	s.save(bucketInstances, in.ID, in)
+	encrypted := v.Encrypted
+	s.startLedger(&billing.LedgerEntry{ResourceID: v.ID, ResourceType: "volume", Type: v.Type, SizeGiB: v.SizeGiB, Encrypted: &encrypted,
+		Zone: v.Zone, InstanceID: in.ID, PricePerHour: billing.VolumeHourly(v.Type, v.SizeGiB), Started: now, Tags: ec2.TagsMap(v.Tags), Caller: ImportCaller})
+	s.startLedger(&billing.LedgerEntry{ResourceID: in.ID, ResourceType: "instance", Type: in.InstanceType, CapacityType: in.CapacityType,
+		Zone: in.Zone, PricePerHour: in.PricePerHour, Started: now, Tags: ec2.TagsMap(in.Tags), Caller: ImportCaller})
+}
