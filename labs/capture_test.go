@@ -87,6 +87,24 @@ func TestIntegrationCaptureALab(t *testing.T) {
 		}
 	}
 
+	// What a replay would bring into a fresh account, from the bundle alone: every node's
+	// instance, with the lab's real IDs, imported whole.
+	imp, err := replay.AccountImport(b, "karplab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := fakeec2.New(fakeec2.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if err := fresh.Import(imp); err != nil {
+		t.Errorf("importing the bundle's account into a fresh one: %v", err)
+	}
+	if len(imp.Instances) < kinds["NodeClaim"] {
+		t.Errorf("the import holds %d instances for %d NodeClaims", len(imp.Instances), kinds["NodeClaim"])
+	}
+
 	// A user who may not list: refused before anything is written.
 	cfg, err := clientcmd.BuildConfigFromFlags("", labOf(t).home.Kubeconfig())
 	if err != nil {

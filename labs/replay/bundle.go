@@ -40,6 +40,8 @@ type Bundle struct {
 	Objects []*unstructured.Unstructured
 	// Karpenter is Karpenter's Deployment, nil when the bundle has none.
 	Karpenter *unstructured.Unstructured
+	// AWS is the account's side, as far as the bundle has it.
+	AWS AWSSide
 }
 
 // BundleError is a bundle the lab refuses: which file, and why.
@@ -169,6 +171,9 @@ func readDir(dir string, lim Limits) (*Bundle, error) {
 			b.Karpenter = objs[0]
 		}
 	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	if b.AWS, err = readAWSSide(dir, lim); err != nil {
 		return nil, err
 	}
 	return b, nil
