@@ -110,7 +110,7 @@ func TestAccountImportFromTheAWSSide(t *testing.T) {
 			ImageId: aws.String("ami-0a1b2c3d4e5f60718"), PrivateIpAddress: aws.String("10.20.40.7"), LaunchTime: &launched, InstanceLifecycle: ec2types.InstanceLifecycleTypeSpot,
 			Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-east-1b")}, State: &ec2types.InstanceState{Name: ec2types.InstanceStateNameRunning},
 			SecurityGroups: []ec2types.GroupIdentifier{{GroupId: aws.String("sg-0a1b2c3d4e5f60718")}},
-			Tags: []ec2types.Tag{{Key: aws.String("karpenter.sh/nodepool"), Value: aws.String("default")}, {Key: aws.String("team"), Value: aws.String("render")}}}},
+			Tags:           []ec2types.Tag{{Key: aws.String("karpenter.sh/nodepool"), Value: aws.String("default")}, {Key: aws.String("team"), Value: aws.String("render")}}}},
 		Subnets: []ec2types.Subnet{{SubnetId: aws.String("subnet-0a1b2c3d4e5f60718"), VpcId: aws.String("vpc-0a1b2c3d4e5f60718"), AvailabilityZone: aws.String("us-east-1b"),
 			CidrBlock: aws.String("10.20.32.0/19"), Tags: []ec2types.Tag{{Key: aws.String("karpenter.sh/discovery"), Value: aws.String("prod")}}}},
 		SecurityGroups: []ec2types.SecurityGroup{{GroupId: aws.String("sg-0a1b2c3d4e5f60718"), GroupName: aws.String("prod-node"), VpcId: aws.String("vpc-0a1b2c3d4e5f60718")}},
