@@ -65,34 +65,22 @@ func (s *Service) Import(imp Import) error {
 		return &ImportError{Problems: problems}
 	}
 	var ids []string
-	for i := range imp.VPCs {
-		v := imp.VPCs[i]
-		v.Seq = s.nextSeq()
-		s.model.VPCs[v.ID] = &v
-		s.save(bucketVPCs, v.ID, &v)
-		ids = append(ids, v.ID)
-	}
-	for i := range imp.Subnets {
-		sn := imp.Subnets[i]
-		sn.Seq, sn.ZoneID = s.nextSeq(), s.mustZoneID(sn.Zone)
-		s.model.Subnets[sn.ID] = &sn
-		s.save(bucketSubnets, sn.ID, &sn)
-		ids = append(ids, sn.ID)
-	}
-	for i := range imp.SecurityGroups {
-		g := imp.SecurityGroups[i]
-		g.Seq = s.nextSeq()
-		s.model.Groups[g.ID] = &g
-		s.save(bucketGroups, g.ID, &g)
-		ids = append(ids, g.ID)
-	}
-	for i := range imp.Images {
-		im := imp.Images[i]
-		im.Seq = s.nextSeq()
-		s.model.Images[im.ID] = &im
-		s.save(bucketImages, im.ID, &im)
-		ids = append(ids, im.ID)
-	}
+	ids = append(ids, importRecords(s, imp.VPCs, s.model.VPCs, bucketVPCs, func(v *ec2.VPC, seq uint64) string {
+		v.Seq = seq
+		return v.ID
+	})...)
+	ids = append(ids, importRecords(s, imp.Subnets, s.model.Subnets, bucketSubnets, func(sn *ec2.Subnet, seq uint64) string {
+		sn.Seq, sn.ZoneID = seq, s.mustZoneID(sn.Zone)
+		return sn.ID
+	})...)
+	ids = append(ids, importRecords(s, imp.SecurityGroups, s.model.Groups, bucketGroups, func(g *ec2.SecurityGroup, seq uint64) string {
+		g.Seq = seq
+		return g.ID
+	})...)
+	ids = append(ids, importRecords(s, imp.Images, s.model.Images, bucketImages, func(im *ec2.Image, seq uint64) string {
+		im.Seq = seq
+		return im.ID
+	})...)
 	for _, ii := range imp.Instances {
 		s.importInstance(ii, now)
 		ids = append(ids, ii.ID)
@@ -102,6 +90,21 @@ func (s *Service) Import(imp Import) error {
 	wait := s.flushLocked()
 	s.mu.Unlock()
 	return errors.Join(<-wait, <-done)
+}
+
+// importRecords adds checked records of one kind to the model and the state file, each a
+// copy; prep gives it the account's next sequence number (and what else it derives) and
+// returns its ID. Callers hold s.mu.
+func importRecords[T any](s *Service, records []T, into map[string]*T, bucket string, prep func(r *T, seq uint64) string) []string {
+	var ids []string
+	for i := range records {
+		r := records[i]
+		id := prep(&r, s.nextSeq())
+		into[id] = &r
+		s.save(bucket, id, &r)
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // mustZoneID is a checked zone's ID.
