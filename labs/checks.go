@@ -153,7 +153,7 @@ func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 				"A node Karpenter did not launch took the pod: kubectl get nodes -L karpenter.sh/nodepool shows which nodes no NodePool owns; taint them or keep the pods off them.")
 		case p.PendingSince == nil && !caused:
 			breaks(fmt.Sprintf("%s: never Pending, and its NodeClaim %s was launched neither for a Pending pod nor to replace a disrupted NodeClaim", p.Name, nc.Name),
-				"kubectl get events -n ziba --field-selector involvedObject.name=POD and kubectl describe nodeclaim show what placed the pod.")
+				"kubectl get events -n "+p.Namespace+" --field-selector involvedObject.name="+p.Name+" and kubectl describe nodeclaim "+nc.Name+" show what placed the pod.")
 		case !inOK:
 			breaks(fmt.Sprintf("%s: NodeClaim %s names instance %q, which EC2 does not know", p.Name, nc.Name, p.InstanceID),
 				"Compare kubectl get nodeclaims -o wide with aws ec2 describe-instances: every NodeClaim's providerID must name a tagged instance whose Node registered.")
