@@ -36,8 +36,15 @@ func (cp *ControlPlane) Components(ctx context.Context) []Component {
 	var wg sync.WaitGroup
 	wg.Go(func() { out[0].Healthy, out[0].Detail = cp.etcdHealth() })
 	wg.Go(func() { out[1].Healthy, out[1].Detail = cp.probe(ctx, cp.apiURL+"/readyz") })
-	wg.Go(func() { out[2].Healthy, out[2].Detail = cp.controllerHealth(ctx, cp.schedURL, schedulerLease) })
-	wg.Go(func() { out[3].Healthy, out[3].Detail = cp.controllerHealth(ctx, cp.kcmURL, controllerManagerLease) })
+	cp.mu.Lock()
+	held := cp.held != nil
+	cp.mu.Unlock()
+	if held {
+		out[2].Detail, out[3].Detail = "held (HoldControllers) until released", "held (HoldControllers) until released"
+	} else {
+		wg.Go(func() { out[2].Healthy, out[2].Detail = cp.controllerHealth(ctx, cp.schedURL, schedulerLease) })
+		wg.Go(func() { out[3].Healthy, out[3].Detail = cp.controllerHealth(ctx, cp.kcmURL, controllerManagerLease) })
+	}
 	wg.Wait()
 	return out
 }

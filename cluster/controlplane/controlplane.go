@@ -37,6 +37,11 @@ type Config struct {
 	// routine component output at Debug and below, their warnings and errors as such.
 	// nil discards everything.
 	Logger *slog.Logger
+	// HoldControllers keeps kube-scheduler and kube-controller-manager from starting until
+	// ReleaseControllers: a replay creates a captured cluster's objects first, so that no
+	// controller acts on half of them (a ReplicaSet making pods its captured pods would be,
+	// the scheduler binding a pending pod before the bound ones exist).
+	HoldControllers bool
 }
 
 // Component is the state of one control-plane component, as Components reports it.
@@ -81,6 +86,8 @@ type ControlPlane struct {
 	httpOnce  sync.Once
 	http      *http.Client
 
+	// held is the controllers' setup while HoldControllers keeps them from starting.
+	held *componentSetup
 	// The API server and the two controllers are stopped in that order, each tier waited.
 	stopControllers context.CancelFunc
 	controllers     sync.WaitGroup
@@ -160,7 +167,33 @@ func (cp *ControlPlane) start(ctx context.Context, bind net.IP) error {
 	if err := cp.runAPIServer(ctx, setup.apiLn); err != nil {
 		return err
 	}
+	if cp.cfg.HoldControllers {
+		cp.mu.Lock()
+		cp.held = setup
+		cp.mu.Unlock()
+		cp.log.Info("kube-scheduler and kube-controller-manager held until released")
+		return nil
+	}
 	return cp.runControllers(ctx, setup)
+}
+
+// ErrNotHeld is ReleaseControllers' answer when the controllers run already.
+var ErrNotHeld = errors.New("the scheduler and the controller manager are not held")
+
+// ReleaseControllers starts the kube-scheduler and kube-controller-manager that
+// HoldControllers held, and returns once they lead and run (as Start would have).
+func (cp *ControlPlane) ReleaseControllers(ctx context.Context) error {
+	cp.mu.Lock()
+	setup := cp.held
+	cp.held = nil
+	cp.mu.Unlock()
+	if setup == nil {
+		return ErrNotHeld
+	}
+	if err := cp.runControllers(ctx, setup); err != nil {
+		return fmt.Errorf("releasing the controllers: %w", err)
+	}
+	return nil
 }
 
 // claim takes the data directory's lock and the process's one control-plane slot (the

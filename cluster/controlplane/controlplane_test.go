@@ -71,16 +71,20 @@ func TestMain(m *testing.M) {
 //	start: Start and Stop on dir.
 //	crash: Start on dir, check ConfigMap default/survivor exists, write default/from-child,
 //	       then exit without Stop, as a killed daemon would.
+//	hold:  Start with HoldControllers on dir (holdChild).
 func child(mode, dir string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cp, err := Start(ctx, Config{DataDir: dir})
+	cp, err := Start(ctx, Config{DataDir: dir, HoldControllers: mode == "hold"})
 	if err != nil {
 		fmt.Println(err)
 		if errors.Is(err, ErrDataDirInUse) {
 			return 3
 		}
 		return 1
+	}
+	if mode == "hold" {
+		return holdChild(ctx, cp)
 	}
 	if mode == "crash" {
 		c, err := kubernetes.NewForConfig(cp.RESTConfig())
@@ -692,5 +696,75 @@ func TestIntegrationRestartKeepsData(t *testing.T) {
 	}
 	if _, err := clientFor(t, sharedCP).CoreV1().ConfigMaps("default").Get(ctx, "from-child", metav1.GetOptions{}); err != nil {
 		t.Errorf("ConfigMap written by the other process: %v", err)
+	}
+}
+
+// holdChild proves HoldControllers in a process of its own (one control plane per process):
+// with the controllers held, a ReplicaSet gets no pod and no scheduler leads; once released,
+// its pods are made and scheduled (left Pending: there is no node), as Start would have.
+func holdChild(ctx context.Context, cp *ControlPlane) int {
+	defer cp.Stop()
+	fail := func(format string, args ...any) int { fmt.Printf(format+"\n", args...); return 1 }
+	c, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		return fail("%v", err)
+	}
+	for _, comp := range cp.Components(ctx) {
+		if (comp.Name == "kube-scheduler" || comp.Name == "kube-controller-manager") && !strings.Contains(comp.Detail, "held") {
+			return fail("%s while held: %+v", comp.Name, comp)
+		}
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "replayed"}}
+	if _, err := c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fail("namespace: %v", err)
+	}
+	labels := map[string]string{"app": "held"}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "replayed"}, Spec: appsv1.ReplicaSetSpec{
+		Replicas: ptr.To(int32(2)), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	if _, err := c.AppsV1().ReplicaSets("replayed").Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+		return fail("replicaset: %v", err)
+	}
+	time.Sleep(3 * time.Second)
+	if pods, err := c.CoreV1().Pods("replayed").List(ctx, metav1.ListOptions{}); err != nil || len(pods.Items) != 0 {
+		return fail("while held: %v, %d pods (want none: no controller manager)", err, len(pods.Items))
+	}
+	if err := cp.ReleaseControllers(ctx); err != nil {
+		return fail("%v", err)
+	}
+	if err := cp.ReleaseControllers(ctx); !errors.Is(err, ErrNotHeld) {
+		return fail("a second release: %v", err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		pods, err := c.CoreV1().Pods("replayed").List(ctx, metav1.ListOptions{})
+		scheduled := 0
+		for _, p := range pods.Items {
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodScheduled && cond.Reason == corev1.PodReasonUnschedulable {
+					scheduled++
+				}
+			}
+		}
+		if err == nil && len(pods.Items) == 2 && scheduled == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fail("after release: %v, %d pods, %d seen by the scheduler", err, len(pods.Items), scheduled)
+		}
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// TestIntegrationHoldControllers: a replay's control plane holds its scheduler and
+// controller manager until it has loaded a captured cluster.
+func TestIntegrationHoldControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: starts a control plane")
+	}
+	out, err := runChild(t.Context(), "hold", t.TempDir())
+	if err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("the held control plane: %v\n%s", err, out)
 	}
 }
