@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/billing"
@@ -114,5 +115,35 @@ func TestImportRefusesWhatTheAccountCannotTake(t *testing.T) {
 	}
 	if err := e.admin.Import(e.ctx, capturedAccount(t0)); err == nil || !strings.Contains(err.Error(), "instance i-0a1b2c3d4e5f60718 exists already") {
 		t.Errorf("the same import twice: %v", err)
+	}
+}
+
+// A replay's import stands in for the captured account where a selector would otherwise
+// find the lab account's own: SSM's public parameter names the captured EKS image (an
+// alias resolves to it, as it did at capture), and the discovery tag finds the captured
+// subnet and security group alone (the lab's own lose it), so nothing drifts.
+func TestImportSupersedesTheAccountsOwn(t *testing.T) {
+	e := newEnv(t)
+	p := ssm.NewFromConfig(awsConfig(t, e.url, karpenterKey))
+	const param = "/aws/service/eks/optimized-ami/1.37/amazon-linux-2023/x86_64/standard/recommended/image_id"
+	imp := capturedAccount(t0.Add(-48 * time.Hour))
+	imp.Images[0].OwnerID, imp.Images[0].Name = model.EKSImageOwner, "amazon-eks-node-al2023-x86_64-standard-1.37-v20260901"
+	imp.Subnets[0].Tags = []model.Tag{{Key: "karpenter.sh/discovery", Value: "ziba-production"}}
+	imp.SecurityGroups[0].Tags = []model.Tag{{Key: "karpenter.sh/discovery", Value: "ziba-production"}}
+	if err := e.admin.Import(e.ctx, imp); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.GetParameter(e.ctx, &ssm.GetParameterInput{Name: aws.String(param)})
+	if err != nil || aws.ToString(out.Parameter.Value) != "ami-0a1b2c3d4e5f60718" {
+		t.Errorf("%s after the import: %v %v, want the captured image (older than the lab's own)", param, err, out)
+	}
+	discovery := []ec2types.Filter{{Name: aws.String("tag:karpenter.sh/discovery"), Values: []string{"ziba-production"}}}
+	subnets, err := e.ec2.DescribeSubnets(e.ctx, &ec2.DescribeSubnetsInput{Filters: discovery})
+	if err != nil || len(subnets.Subnets) != 1 || aws.ToString(subnets.Subnets[0].SubnetId) != "subnet-0a1b2c3d4e5f60718" {
+		t.Errorf("subnets by the discovery tag after the import: %v %+v, want the captured one alone", err, subnets)
+	}
+	groups, err := e.ec2.DescribeSecurityGroups(e.ctx, &ec2.DescribeSecurityGroupsInput{Filters: discovery})
+	if err != nil || len(groups.SecurityGroups) != 1 || aws.ToString(groups.SecurityGroups[0].GroupId) != "sg-0a1b2c3d4e5f60718" {
+		t.Errorf("security groups by the discovery tag after the import: %v %+v, want the captured one alone", err, groups)
 	}
 }

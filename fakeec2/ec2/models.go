@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// EKSImageOwner is the account that owns the EKS-optimized AMIs (alias "amazon").
+const EKSImageOwner = "602401143452"
+
 // The resource records below are the store's model: plain Go values, persisted as JSON.
 // They never see form values or XML; fakeec2's wire layer converts.
 

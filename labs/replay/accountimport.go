@@ -143,9 +143,16 @@ func (a *importer) fromClasses() {
 				a.groups[id] = &model.SecurityGroup{ID: id, Name: orDefault(str(m["name"]), id), VpcID: a.vpc("")}
 			}
 		}
+		alias := hasAliasTerm(c)
 		for _, m := range statusList(c, "amis") {
-			if id := str(m["id"]); id != "" && a.images[id] == nil {
+			id := str(m["id"])
+			if id != "" && a.images[id] == nil {
 				a.images[id] = derivedImage(id, str(m["name"]))
+			}
+			if im := a.images[id]; im != nil && alias {
+				// An alias resolves through SSM's public parameters to Amazon's images: the
+				// account must name these again, or every node drifts.
+				im.OwnerID = model.EKSImageOwner
 			}
 		}
 	}
@@ -164,6 +171,17 @@ func (a *importer) vpc(id string) string {
 		a.vpcs[id] = &model.VPC{ID: id}
 	}
 	return id
+}
+
+// hasAliasTerm reports whether an EC2NodeClass selects its AMIs by alias (al2023@latest).
+func hasAliasTerm(c *unstructured.Unstructured) bool {
+	terms, _, _ := unstructured.NestedSlice(c.Object, "spec", "amiSelectorTerms")
+	for _, t := range terms {
+		if m, ok := t.(map[string]any); ok && str(m["alias"]) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func derivedImage(id, name string) *model.Image {
@@ -193,6 +211,9 @@ func (a *importer) instance(id string, n, claim *unstructured.Unstructured, capt
 		if m, ok := x.(map[string]any); ok && m["type"] == string(corev1.NodeInternalDNS) {
 			in.PrivateDNS = str(m["address"])
 		}
+	}
+	if in.PrivateDNS == "" {
+		in.PrivateDNS = n.GetName() // the lab's kubelet names a node by its instance's private DNS name
 	}
 	in.SubnetID = a.subnetFor(in.Zone, in.PrivateIP)
 	if in.SubnetID == "" {

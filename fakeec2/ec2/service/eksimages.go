@@ -11,7 +11,7 @@ import (
 )
 
 // EKSImageOwner is the account that owns the EKS-optimized AMIs (alias "amazon").
-const EKSImageOwner = "602401143452"
+const EKSImageOwner = ec2.EKSImageOwner
 
 // DefaultKubernetesVersion is the Kubernetes minor the seeded EKS-optimized images are
 // built for (and the one before it): the lab's embedded control plane's.

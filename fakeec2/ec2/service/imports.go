@@ -85,11 +85,69 @@ func (s *Service) Import(imp Import) error {
 		s.importInstance(ii, now)
 		ids = append(ids, ii.ID)
 	}
+	republish := s.supersedeEKSImages(imp.Images)
+	supersedeTags(s, imp.Subnets, s.model.Subnets, bucketSubnets, func(sn *ec2.Subnet) (string, *[]ec2.Tag) { return sn.ID, &sn.Tags })
+	supersedeTags(s, imp.SecurityGroups, s.model.Groups, bucketGroups, func(g *ec2.SecurityGroup) (string, *[]ec2.Tag) { return g.ID, &g.Tags })
 	done := s.acct.Record(&trail.AuditEvent{Time: now, Service: "ec2", Action: "ImportResources", Caller: ImportCaller,
 		Created: ids, Parameters: map[string]string{"Instances": fmt.Sprint(len(imp.Instances))}})
 	wait := s.flushLocked()
 	s.mu.Unlock()
-	return errors.Join(<-wait, <-done)
+	err := errors.Join(<-wait, <-done)
+	if republish {
+		err = errors.Join(err, s.PublishImageParameters())
+	}
+	return err
+}
+
+// supersedeTags takes the imported records' tags off the account's own records of the
+// kind: a selector by tag (karpenter.sh/discovery) then finds the captured subnets and
+// security groups alone, as it did in the captured account, and nothing drifts for a
+// security group the lab's account made. Callers hold s.mu.
+func supersedeTags[T any](s *Service, imported []T, own map[string]*T, bucket string, fields func(*T) (string, *[]ec2.Tag)) {
+	taken, ids := map[ec2.Tag]bool{}, map[string]bool{}
+	for i := range imported {
+		id, tags := fields(&imported[i])
+		ids[id] = true
+		for _, t := range *tags {
+			if t.Key != "Name" {
+				taken[t] = true
+			}
+		}
+	}
+	for id, r := range own {
+		_, tags := fields(r)
+		if ids[id] || !slices.ContainsFunc(*tags, func(t ec2.Tag) bool { return taken[t] }) {
+			continue
+		}
+		*tags = slices.DeleteFunc(*tags, func(t ec2.Tag) bool { return taken[t] })
+		s.save(bucket, id, r)
+	}
+}
+
+// supersedeEKSImages makes imported EKS-optimized images (Amazon's owner, an EKS AMI name)
+// what SSM's public parameters name, as they did when the account was captured: the
+// account's own images of the same family, architecture, variant and Kubernetes minor go.
+// It reports whether the parameters must be published again. Callers hold s.mu.
+func (s *Service) supersedeEKSImages(imported []ec2.Image) bool {
+	type key struct{ family, arch, variant, k8s string }
+	keys := map[key]bool{}
+	mine := map[string]bool{}
+	for _, im := range imported {
+		if e, ok := parseEKSImage(im.Name); ok && im.OwnerID == EKSImageOwner {
+			keys[key{e.Family, e.Arch, e.Variant, e.K8s}] = true
+			mine[im.ID] = true
+		}
+	}
+	if len(keys) == 0 {
+		return false
+	}
+	for id, im := range s.model.Images {
+		if e, ok := parseEKSImage(im.Name); ok && !mine[id] && im.OwnerID == EKSImageOwner && keys[key{e.Family, e.Arch, e.Variant, e.K8s}] {
+			delete(s.model.Images, id)
+			s.remove(bucketImages, id)
+		}
+	}
+	return true
 }
 
 // importRecords adds checked records of one kind to the model and the state file, each a
