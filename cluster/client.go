@@ -31,11 +31,16 @@ type StartOptions struct {
 	Region      string
 	Zones       []string
 	ClusterName string
+	// Replay is a bundle's directory the lab starts from (karplab replay).
+	Replay string
 	// Verbosity is passed to the daemon's -v.
 	Verbosity int
 	// Timeout bounds the wait for the lab to become ready.
 	Timeout time.Duration
 }
+
+// ReplayFlag is the daemon verb's flag (DaemonConfig.Replay) that starts it from a bundle.
+const ReplayFlag = "replay"
 
 // DaemonArgs are the command-line arguments (after the executable) that run a daemon with o.
 func (o StartOptions) DaemonArgs() []string {
@@ -57,6 +62,9 @@ func (o StartOptions) DaemonArgs() []string {
 	}
 	if o.BootDelay != 0 {
 		args = append(args, "--boot-delay", o.BootDelay.String())
+	}
+	if o.Replay != "" {
+		args = append(args, "--"+ReplayFlag, o.Replay)
 	}
 	return args
 }

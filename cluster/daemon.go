@@ -58,6 +58,11 @@ type DaemonConfig struct {
 	Karpenter karpenter.Options
 	// MetricsResolution is how often the metrics API samples usage (0: metrics-server's 15s).
 	MetricsResolution time.Duration
+	// Replay is a bundle's directory (labs/replay) the lab is started from: the control
+	// plane's controllers, the kubelets and Karpenter start only once its objects are in.
+	Replay string
+	// KarpenterEnv is added to the Karpenter process's environment (a replay's settings).
+	KarpenterEnv []string
 	// Preflighted says the process that launched the daemon has just run Preflight on the
 	// same choices (Start does): the daemon does not check again. A daemon run in the
 	// foreground runs its own.

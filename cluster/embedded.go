@@ -18,16 +18,26 @@ type embedded struct {
 	dataDir string
 	logger  *slog.Logger
 	cp      *controlplane.ControlPlane
+	// hold keeps the scheduler and the controller manager stopped until release (a replay).
+	hold bool
 }
 
-func newEmbedded(dataDir string, logger *slog.Logger) *embedded {
-	return &embedded{dataDir: dataDir, logger: logger}
+func newEmbedded(dataDir string, logger *slog.Logger, hold bool) *embedded {
+	return &embedded{dataDir: dataDir, logger: logger, hold: hold}
+}
+
+// release starts the scheduler and the controller manager that hold kept stopped.
+func (e *embedded) release(ctx context.Context) error {
+	if e.cp == nil {
+		return nil
+	}
+	return e.cp.ReleaseControllers(ctx)
 }
 
 func (e *embedded) Name() string { return "embedded" }
 
 func (e *embedded) Start(ctx context.Context, kubeconfigPath string, status io.Writer) error {
-	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: e.dataDir, Logger: e.logger})
+	cp, err := controlplane.Start(ctx, controlplane.Config{DataDir: e.dataDir, Logger: e.logger, HoldControllers: e.hold})
 	if err != nil {
 		return err
 	}

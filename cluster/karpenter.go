@@ -64,6 +64,7 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			opts.LabClock = ec2Endpoint // the controllers run on the account's lab time
 			opts.InstallRecord = cfg.Home.InstallRecord()
 			opts, env := KarpenterProcess(opts, cfg.Account, cfg.Home.Kubeconfig(), d.restConfig().Host, ec2Endpoint)
+			env = append(env, cfg.KarpenterEnv...)
 			healthURL = fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 			metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 			sup = &karpenter.Supervisor{

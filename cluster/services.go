@@ -51,7 +51,7 @@ func newBackend(cfg DaemonConfig) (backend.Backend, error) {
 		// RunDaemon's Preflight, or the CLI's it trusts, has just checked the cluster.
 		return existing.New(existing.Options{Kubeconfig: cfg.Kubeconfig, Context: cfg.Context, Recorded: cfg.Home.recordedBy(), Checked: true}), nil
 	case "embedded":
-		return newEmbedded(cfg.Home.ControlPlaneDir(), cfg.Logger.With("component", "controlplane")), nil
+		return newEmbedded(cfg.Home.ControlPlaneDir(), cfg.Logger.With("component", "controlplane"), cfg.Replay != ""), nil
 	default:
 		return nil, Preflight(context.Background(), cfg.Home, cfg.target(), io.Discard)
 	}
@@ -127,6 +127,9 @@ func newServices(d *daemon) ([]*service, error) {
 	}
 	// The EC2 emulator listens on a fixed address the learner's aws CLI is pointed at.
 	endpoint := "http://" + d.cfg.EC2Addr
+	if d.cfg.Replay != "" {
+		return replayServices(d, be, endpoint)
+	}
 	return []*service{
 		controlPlaneService(d, be),
 		ec2Service(d, be, endpoint),

@@ -21,6 +21,7 @@ var longestFirst = []string{
 	"TestIntegrationOrphanedStorageExerciseFailsThenFixPasses",
 	"TestIntegrationDocsRehearsed/exercises/orphaned-storage",
 	"TestIntegrationProviderHandlesEachMessage",
+	"TestIntegrationReplayAdoptsALab",
 	"TestIntegrationHappyPathExerciseFailsThenFixPasses",
 	"TestIntegrationNodeExpiryExerciseFailsThenFixPasses",
 	"TestIntegrationRequestsTruthExerciseFailsThenFixPasses",

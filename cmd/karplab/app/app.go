@@ -97,6 +97,7 @@ Start here:
 			lintCommand(),
 			evidenceCommand(),
 			captureCommand(),
+			replayCommand(),
 			timeCommand(),
 			kubeletCommand(),
 			ec2Command(),

@@ -134,7 +134,8 @@ func daemonCommand() *cli.Command {
 		Hidden: true,
 		Usage:  "run the lab in the foreground (what start launches)",
 		Flags: append(startFlags(), &cli.BoolFlag{Name: cluster.PreflightDoneFlag, Hidden: true,
-			Usage: "start has just checked these choices (and the cluster): do not check again"}),
+			Usage: "start has just checked these choices (and the cluster): do not check again"},
+			&cli.StringFlag{Name: cluster.ReplayFlag, Hidden: true, Usage: "start from this bundle's directory (karplab replay)"}),
 		Action: func(c *cli.Context) error {
 			home, err := cluster.DefaultHome()
 			if err != nil {
@@ -176,6 +177,7 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		Status:     c.App.ErrWriter,
 		// Set when start launched this daemon: start --foreground has checked nothing.
 		Preflighted: c.Bool(cluster.PreflightDoneFlag),
+		Replay:      replayFlag(c),
 	})
 	var running *cluster.AlreadyRunningError
 	if errors.As(err, &running) {
@@ -183,4 +185,14 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		return nil
 	}
 	return err
+}
+
+// replayFlag is the daemon's --replay, "" for start (which has no such flag).
+func replayFlag(c *cli.Context) string {
+	for _, f := range c.Command.Flags {
+		if f.Names()[0] == cluster.ReplayFlag {
+			return c.String(cluster.ReplayFlag)
+		}
+	}
+	return ""
 }
