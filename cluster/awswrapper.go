@@ -19,6 +19,8 @@ IFS=:
 for d in $PATH; do
   [ -n "$d" ] && [ -x "$d/aws" ] || continue
   [ "$(cd "$d" 2>/dev/null && pwd)" = "$here" ] && continue
+  # another lab's wrapper (two labs' env in one shell) would call this one back
+  grep -q '^# karplab: the aws CLI, pointed at the lab' "$d/aws" 2>/dev/null && continue
   unset IFS
   if [ -n "${AWS_ENDPOINT_URL:-}" ]; then
     exec "$d/aws" --endpoint-url "$AWS_ENDPOINT_URL" "$@"

@@ -13,9 +13,9 @@ import (
 
 // evalEnv runs script in sh after eval'ing the lab's env file twice (as a learner's shell
 // profile might), with path as PATH.
-func evalEnv(t *testing.T, h Home, path, script string) (string, error) {
+func evalEnv(t *testing.T, h Home, path, script string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", `eval "$(cat "$1")"; eval "$(cat "$1")"; `+script, "sh", h.EnvFile())
+	cmd := exec.Command("sh", append([]string{"-c", `eval "$(cat "$1")"; eval "$(cat "$1")"; ` + script, "sh", h.EnvFile()}, args...)...)
 	cmd.Env = []string{"PATH=" + path, "HOME=" + t.TempDir()}
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -41,6 +41,16 @@ func TestAWSWrapperPassesEndpoint(t *testing.T) {
 	}
 	if n := strings.Count(out, h.BinDir()); n != 1 {
 		t.Errorf("PATH holds %s %d times, want once:\n%s", h.BinDir(), n, out)
+	}
+	// Two labs' env in one shell (a replay beside a lab): the later one's endpoint, once,
+	// and no wrapper calling the other back for ever.
+	other := Home(t.TempDir())
+	if err := other.writeEnvFile("http://127.0.0.1:10"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = evalEnv(t, h, fake+":/usr/bin:/bin", `eval "$(cat "$2")"; aws ec2 describe-regions`, other.EnvFile())
+	if err != nil || !strings.Contains(out, "real aws: --endpoint-url http://127.0.0.1:10 ec2 describe-regions") || strings.Count(out, "--endpoint-url") != 1 {
+		t.Errorf("with two labs' env: %v\n%s", err, out)
 	}
 	// Without any aws CLI (/bin may be /usr/bin: link only the tools the script needs).
 	tools := t.TempDir()

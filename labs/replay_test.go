@@ -42,7 +42,7 @@ func TestIntegrationReplayAdoptsALab(t *testing.T) {
 		t.Fatalf("karplab replay: %v\n%s", err, out)
 	}
 	t.Logf("karplab replay:\n%s", out)
-	for _, want := range []string{"Nodes left out: not EC2 instances", "Karpenter adopted the replayed nodes and did nothing"} {
+	for _, want := range []string{"left out: 1 Nodes that are not EC2 instances", "Deployments whose pods all ran on nodes the lab does not run", "Karpenter adopted the replayed nodes and did nothing", "Pods pending:\n  none"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the replay's report does not say %q", want)
 		}

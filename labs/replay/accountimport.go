@@ -133,14 +133,16 @@ func (a *importer) fromAWS() {
 // fromClasses adds what the EC2NodeClasses resolved that the AWS side lacks.
 func (a *importer) fromClasses() {
 	for _, c := range a.b.ofKind("karpenter.k8s.aws", "EC2NodeClass") {
+		// What the class resolved, derived, carries the tags it selects by: in the lab its
+		// selector must find them again, or every node drifts.
 		for _, m := range statusList(c, "subnets") {
 			if id := str(m["id"]); id != "" && a.subnets[id] == nil {
-				a.subnets[id] = &model.Subnet{ID: id, VpcID: a.vpc(""), Zone: str(m["zone"])}
+				a.subnets[id] = &model.Subnet{ID: id, VpcID: a.vpc(""), Zone: str(m["zone"]), Tags: selectorTags(c, "subnetSelectorTerms")}
 			}
 		}
 		for _, m := range statusList(c, "securityGroups") {
 			if id := str(m["id"]); id != "" && a.groups[id] == nil {
-				a.groups[id] = &model.SecurityGroup{ID: id, Name: orDefault(str(m["name"]), id), VpcID: a.vpc("")}
+				a.groups[id] = &model.SecurityGroup{ID: id, Name: orDefault(str(m["name"]), id), VpcID: a.vpc(""), Tags: selectorTags(c, "securityGroupSelectorTerms")}
 			}
 		}
 		alias := hasAliasTerm(c)
@@ -171,6 +173,25 @@ func (a *importer) vpc(id string) string {
 		a.vpcs[id] = &model.VPC{ID: id}
 	}
 	return id
+}
+
+// selectorTags are the tags an EC2NodeClass's selector terms (spec.<field>) ask for; a
+// wildcard value becomes "*"'s stand-in "owned".
+func selectorTags(c *unstructured.Unstructured, field string) []model.Tag {
+	terms, _, _ := unstructured.NestedSlice(c.Object, "spec", field)
+	var out []model.Tag
+	for _, t := range terms {
+		m, _ := t.(map[string]any)
+		tags, _ := m["tags"].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
+			v := str(tags[k])
+			if v == "*" {
+				v = "owned"
+			}
+			out = append(out, model.Tag{Key: k, Value: v})
+		}
+	}
+	return out
 }
 
 // hasAliasTerm reports whether an EC2NodeClass selects its AMIs by alias (al2023@latest).

@@ -147,7 +147,12 @@ func (l *loader) plan() map[string][]*unstructured.Unstructured {
 		}
 	}
 	accounts := map[[2]string]bool{}
+	elsewhere := workloadsElsewhere(l.b, ec2Nodes)
 	for _, o := range l.b.Objects {
+		if elsewhere[o.GetUID()] && o.GetUID() != "" {
+			l.leave(o.GetKind() + "s whose pods all ran on nodes the lab does not run (else they would make them again, pending)")
+			continue
+		}
 		if why := l.leftOut(o, ec2Nodes); why != "" {
 			l.leave(why)
 			continue
@@ -172,36 +177,77 @@ func (l *loader) plan() map[string][]*unstructured.Unstructured {
 	return plan
 }
 
+// workloadsElsewhere are the ReplicaSets, Deployments, StatefulSets and Jobs whose pods all
+// ran on nodes the lab does not replay, by UID.
+func workloadsElsewhere(b *Bundle, ec2Nodes map[string]bool) map[types.UID]bool {
+	away, here := map[types.UID]bool{}, map[types.UID]bool{}
+	owners := map[types.UID][]types.UID{}
+	for _, o := range b.Objects {
+		for _, r := range o.GetOwnerReferences() {
+			owners[o.GetUID()] = append(owners[o.GetUID()], r.UID)
+		}
+	}
+	var mark func(uid types.UID, into map[types.UID]bool)
+	mark = func(uid types.UID, into map[types.UID]bool) {
+		for _, up := range owners[uid] {
+			if !into[up] {
+				into[up] = true
+				mark(up, into)
+			}
+		}
+	}
+	for _, p := range b.ofKind("", "Pod") {
+		node, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName")
+		if node != "" && !ec2Nodes[node] {
+			mark(p.GetUID(), away)
+		} else {
+			mark(p.GetUID(), here)
+		}
+	}
+	out := map[types.UID]bool{}
+	for uid := range away {
+		if !here[uid] {
+			out[uid] = true
+		}
+	}
+	for _, o := range b.Objects {
+		if out[o.GetUID()] && o.GetKind() == "DaemonSet" {
+			delete(out, o.GetUID()) // a DaemonSet's pods follow the nodes the lab has
+		}
+	}
+	return out
+}
+
 // leftOut says why o is not created ("" when it is).
 func (l *loader) leftOut(o *unstructured.Unstructured, ec2Nodes map[string]bool) string {
 	switch o.GetKind() {
 	case "Node":
 		if !ec2Nodes[o.GetName()] {
-			return "Nodes left out: not EC2 instances (no aws:/// provider ID), which the lab does not run"
+			return "Nodes that are not EC2 instances (no aws:/// provider ID): the lab does not run them"
 		}
 	case "Pod":
 		if _, mirror := o.GetAnnotations()["kubernetes.io/config.mirror"]; mirror {
-			return "static pods left out: their kubelet makes them"
+			return "static pods: their kubelet makes them"
 		}
 		if node, _, _ := unstructured.NestedString(o.Object, "spec", "nodeName"); node != "" && !ec2Nodes[node] {
-			return "pods left out: they ran on a node the lab does not run"
+			return "pods that ran on a node the lab does not run"
 		}
 		if phase, _, _ := unstructured.NestedString(o.Object, "status", "phase"); phase == "Succeeded" || phase == "Failed" {
-			return "finished pods left out (Succeeded or Failed)"
+			return "finished pods (Succeeded or Failed)"
 		}
 	case "CSINode":
 		if !ec2Nodes[o.GetName()] {
-			return "CSINodes left out: their node is not replayed"
+			return "CSINodes of nodes not replayed"
 		}
 	}
 	if isKarpenterWorkload(o) {
-		return "objects of Karpenter's own workload left out: the lab runs Karpenter v1.15.0 itself"
+		return "objects of Karpenter's own workload: the lab runs Karpenter v1.15.0 itself"
 	}
 	if o.GetNamespace() == "" && o.GetKind() == "PriorityClass" && strings.HasPrefix(o.GetName(), "system-") {
-		return "built-in PriorityClasses kept as the lab has them"
+		return "built-in PriorityClasses, kept as the lab has them"
 	}
 	if o.GetKind() == "Namespace" && isBuiltinNamespace(o.GetName()) {
-		return "built-in namespaces kept as the lab has them"
+		return "built-in namespaces, kept as the lab has them"
 	}
 	return ""
 }
@@ -348,7 +394,7 @@ func (l *loader) relink(o *unstructured.Unstructured) {
 	}
 	l.mu.Unlock()
 	if len(kept) < len(refs) {
-		l.leave("owner references dropped: their owner is not replayed")
+		l.leave("owner references to owners not replayed (dropped)")
 	}
 	o.SetOwnerReferences(kept)
 }
