@@ -94,8 +94,13 @@ func carryKarpenterSettings(cfg *DaemonConfig, env map[string]string) []string {
 	}) {
 		v := env[k]
 		switch k {
-		case "CLUSTER_NAME", "AWS_REGION", "INTERRUPTION_QUEUE", "EKS_CONTROL_PLANE", "LOG_LEVEL", "CPU_REQUESTS":
+		case "CLUSTER_NAME", "AWS_REGION", "INTERRUPTION_QUEUE", "EKS_CONTROL_PLANE", "CPU_REQUESTS":
 			continue
+		case "LOG_LEVEL": // what production logged at debug the replay must be able to show
+			if v != "debug" && v != "info" && v != "error" {
+				continue
+			}
+			cfg.Karpenter.LogLevel = v
 		case "FEATURE_GATES":
 			cfg.Karpenter.FeatureGates = v
 		case "BATCH_IDLE_DURATION", "BATCH_MAX_DURATION":

@@ -3,6 +3,7 @@ package labs
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -31,7 +32,10 @@ func TestIntegrationReplayAdoptsALab(t *testing.T) {
 		return runShell(t, "/usr/bin", `export KARPLAB_HOME="$2"; eval "$(karplab env 2>/dev/null)"; `+script, append([]string{home}, args...)...)
 	}
 	t.Cleanup(func() {
-		if out, err := replayed(`karplab stop`); err != nil {
+		// Not runShell: the test's context is done by now, and the lab must still stop.
+		stop := exec.Command(binary.exe, "stop")
+		stop.Env = append(os.Environ(), "KARPLAB_HOME="+home)
+		if out, err := stop.CombinedOutput(); err != nil {
 			t.Errorf("karplab stop in the replay's home: %v\n%s", err, out)
 		}
 	})
