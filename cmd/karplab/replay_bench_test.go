@@ -155,7 +155,7 @@ func writeScaleNode(add func(map[string]any), meta func(string, string, string, 
 		"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux", "karpenter.sh/registered": "true", "karpenter.sh/initialized": "true",
 		"kubernetes.io/hostname": name, "karpenter.k8s.aws/instance-category": "m", "karpenter.k8s.aws/instance-family": "m5",
 		"karpenter.k8s.aws/instance-generation": "5", "karpenter.k8s.aws/instance-size": "4xlarge", "karpenter.k8s.aws/instance-cpu": "16",
-		"karpenter.k8s.aws/instance-memory": "65536", "karpenter.k8s.aws/instance-hypervisor": "nitro", "topology.k8s.aws/zone-id": "euw2-az" + zone[len(zone)-1:]}
+		"karpenter.k8s.aws/instance-memory": "65536", "karpenter.k8s.aws/instance-hypervisor": "nitro"}
 	capacity := map[string]any{"cpu": "16", "memory": "62000Mi", "pods": "234", "ephemeral-storage": "20Gi"}
 	allocatable := map[string]any{"cpu": "15890m", "memory": "57000Mi", "pods": "234", "ephemeral-storage": "18Gi"}
 	conds := []any{}
