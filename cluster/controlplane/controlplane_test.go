@@ -301,9 +301,15 @@ func TestIntegrationCRDEstablished(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CRD not Established: %v (conditions %+v)", err, conds)
 	}
-	// Served: the new resource can be listed through discovery-driven paths.
-	if _, err := clientFor(t, cp).Discovery().ServerResourcesForGroupVersion("lab.karplab.io/v1"); err != nil {
-		t.Errorf("discovery of lab.karplab.io/v1: %v", err)
+	// Served: the new resource can be listed through discovery-driven paths (discovery
+	// follows Established a moment later: the API server updates it asynchronously).
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, err := clientFor(t, cp).Discovery().ServerResourcesForGroupVersion("lab.karplab.io/v1")
+		return err == nil, nil
+	})
+	if err != nil {
+		_, err = clientFor(t, cp).Discovery().ServerResourcesForGroupVersion("lab.karplab.io/v1")
+		t.Errorf("discovery of lab.karplab.io/v1 10s after Established: %v", err)
 	}
 }
 

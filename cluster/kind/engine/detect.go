@@ -122,7 +122,16 @@ func (e *Engine) probePrivileged(ctx context.Context) error {
 	defer cancel()
 	// An empty tar archive is two zero blocks.
 	probeImage := "localhost/karplab/" + probeName + ":empty"
-	if _, err := e.Run(ctx, bytes.NewReader(make([]byte, 1024)), "import", "-", probeImage); err != nil {
+	// Two labs probing at once share the empty layer, and one's clean-up can take it from
+	// under the other's import (podman: "layer not known"): try again.
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if _, err = e.Run(ctx, bytes.NewReader(make([]byte, 1024)), "import", "-", probeImage); err == nil || !strings.Contains(err.Error(), "not known") {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+	}
+	if err != nil {
 		return fmt.Errorf("importing an empty probe image: %w", err)
 	}
 	defer func() { // best effort: an empty image, and a container that never ran
