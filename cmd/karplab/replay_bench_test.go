@@ -28,9 +28,12 @@ func BenchmarkReplayScale(b *testing.B) {
 		if r.code != 0 {
 			b.Fatalf("karplab replay: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
-		var rss int64
+		var rss, karpenterRSS int64
 		for _, pid := range l.processesOf() {
 			rss += vmRSS(pid)
+			if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(cmdline), "karpenter") {
+				karpenterRSS += vmRSS(pid)
+			}
 		}
 		raw, err := os.ReadFile(filepath.Join(l.home, "replay.json"))
 		if err != nil {
@@ -50,6 +53,7 @@ func BenchmarkReplayScale(b *testing.B) {
 		b.ReportMetric(rec.LoadTook.Seconds(), "s/load")
 		b.ReportMetric(ready.Seconds()-30, "s/ready")
 		b.ReportMetric(float64(rss)/(1<<20), "MiB-RSS")
+		b.ReportMetric(float64(karpenterRSS)/(1<<20), "MiB-Karpenter")
 	}
 }
 
