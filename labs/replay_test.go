@@ -2,6 +2,7 @@ package labs
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +41,14 @@ func TestIntegrationReplayAdoptsALab(t *testing.T) {
 		}
 	})
 	begin := time.Now()
-	out, err := replayed(`karplab replay --watch 20s "$3"`, bundle)
+	// A port of its own: the pool's labs start at once, and the default may be anybody's.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	out, err := replayed(`karplab replay --ec2-addr "$4" --watch 20s "$3"`, bundle, addr)
 	logPhase(t, "replay", time.Since(begin))
 	if err != nil {
 		t.Fatalf("karplab replay: %v\n%s", err, out)

@@ -23,7 +23,7 @@ func BenchmarkReplayScale(b *testing.B) {
 		writeScaleBundle(b, dir, nodes, pods)
 		l := newLab(b)
 		begin := time.Now()
-		r := l.run("replay", "--watch", "30s", dir)
+		r := l.run("replay", "--ec2-addr", l.ec2Addr, "--watch", "30s", dir)
 		ready := time.Since(begin)
 		if r.code != 0 {
 			b.Fatalf("karplab replay: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -44,7 +44,7 @@ func TestIntegrationReplayKarpenter2227(t *testing.T) {
 				}
 			}
 			l := newLab(t)
-			r := l.run("replay", "--watch", "50s", bundle)
+			r := l.run("replay", "--ec2-addr", l.ec2Addr, "--watch", "50s", bundle)
 			if r.code != 0 {
 				t.Fatalf("karplab replay: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -94,7 +94,7 @@ func TestIntegrationReplayFailedLoadLeavesNothing(t *testing.T) {
 		}
 	}
 	l := newLab(t)
-	r := l.run("replay", "--watch", "1s", bundle)
+	r := l.run("replay", "--ec2-addr", l.ec2Addr, "--watch", "1s", bundle)
 	if r.code == 0 || !strings.Contains(r.stderr, "Pod repro/Bad_Name") {
 		t.Fatalf("a replay the API server refuses: exit %d, want an error naming the pod\n%s", r.code, r.stderr)
 	}

@@ -51,6 +51,7 @@ Examples:
 			&cli.DurationFlag{Name: "watch", Value: time.Minute, Usage: "how long to watch Karpenter after the release before the report"},
 			&cli.BoolFlag{Name: "report", Usage: "report on the running replayed lab again (after a time skip or a change), start nothing"},
 			&cli.DurationFlag{Name: "timeout", Value: cluster.DefaultStartTimeout, Usage: "how long to wait for the lab to be ready"},
+			&cli.StringFlag{Name: "ec2-addr", Value: cluster.DefaultEC2Addr, Usage: "listen address of the lab's EC2 API emulator; when the default is taken (another lab, LocalStack), a free port on 127.0.0.1, which karplab env exports"},
 		},
 		Action: runReplay,
 	}
@@ -143,7 +144,7 @@ func validBundle(c *cli.Context, src, unpacked string) (*openedBundle, error) {
 		b.CapturedAt.Local().Format(time.RFC3339), len(b.Objects), rep.Region, name)
 	return &openedBundle{options: cluster.StartOptions{
 		Region: rep.Region, ClusterName: name, Replay: b.Dir,
-		Verbosity: c.Int("verbosity"), Timeout: c.Duration("timeout"),
+		Verbosity: c.Int("verbosity"), Timeout: c.Duration("timeout"), EC2Addr: namedEC2Addr(c),
 	}}, nil
 }
 
