@@ -82,7 +82,7 @@ func DecodeHistory(recs []recorder.Record) *History {
 	}
 	for uid := range h.Events {
 		evs := h.Events[uid]
-		sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[i]).Before(eventTime(evs[j])) })
+		sort.SliceStable(evs, func(i, j int) bool { return recorder.EventTime(evs[i]).Before(recorder.EventTime(evs[j])) })
 	}
 	return h
 }
@@ -104,19 +104,6 @@ func add[T any](m map[string]*Versions[T], r recorder.Record) {
 	}
 	v.States = append(v.States, obj)
 	v.Seen = append(v.Seen, r.Time)
-}
-
-// eventTime is when an event last happened.
-func eventTime(ev corev1.Event) time.Time {
-	switch {
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	case !ev.FirstTimestamp.IsZero():
-		return ev.FirstTimestamp.Time
-	}
-	return ev.CreationTimestamp.Time
 }
 
 // FirstEventTime is when an event first happened.

@@ -13,5 +13,6 @@
 //	aws/*.json             the aws CLI's JSON: instances, subnets, security groups, images,
 //	                       instance-type offerings, spot prices, the EKS cluster
 //
-// It must not import cluster or cmd: it reads and writes bundles, the lab loads them.
+// It must not import the cluster package (the daemon, which imports this one) or cmd: it
+// reads and writes bundles, the lab loads them.
 package replay

@@ -11,10 +11,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/karplab/karplab/cluster/recorder"
 )
 
 // Replayed is what a replay loaded, as Explain compares the lab against it.
@@ -71,7 +74,7 @@ func Explain(ctx context.Context, cfg *rest.Config, r Replayed) (*Explanation, e
 		case c.GetDeletionTimestamp() != nil:
 			e.Removed = append(e.Removed, fmt.Sprintf("NodeClaim %s: being deleted since %s after the replay", c.GetName(), after(c.GetDeletionTimestamp().Time, r.Since)))
 		}
-		conds, _, _ := nestedSlice(c.Object, "status", "conditions")
+		conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
 		for _, x := range conds {
 			if m, ok := x.(map[string]any); ok && m["type"] == "Drifted" && m["status"] == "True" {
 				drifted++
@@ -107,29 +110,16 @@ func joinSet(parts ...string) string {
 	return strings.Join(out, ", ")
 }
 
-func nestedSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
-	var cur any = obj
-	for _, f := range fields {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false, nil
-		}
-		cur = m[f]
-	}
-	s, ok := cur.([]any)
-	return s, ok, nil
-}
-
 // readEvents keeps Karpenter's events since the release, one line per object and reason
 // (with a count), and returns the latest scheduling message for each pod.
 func (e *Explanation) readEvents(events []corev1.Event, since time.Time) map[string]string {
-	sort.Slice(events, func(i, j int) bool { return eventTime(events[i]).Before(eventTime(events[j])) })
+	sort.Slice(events, func(i, j int) bool { return recorder.EventTime(events[i]).Before(recorder.EventTime(events[j])) })
 	why := map[string]string{}
 	seen := map[string]int{}
 	var order []string
 	lines := map[string]string{}
 	for _, ev := range events {
-		at := eventTime(ev)
+		at := recorder.EventTime(ev)
 		if at.Before(since.Add(-time.Second)) {
 			continue
 		}
@@ -181,17 +171,6 @@ func (e *Explanation) readPods(ctx context.Context, kc kubernetes.Interface, r R
 		}
 	}
 	return nil
-}
-
-func eventTime(ev corev1.Event) time.Time {
-	switch {
-	case !ev.LastTimestamp.IsZero():
-		return ev.LastTimestamp.Time
-	case !ev.EventTime.IsZero():
-		return ev.EventTime.Time
-	default:
-		return ev.CreationTimestamp.Time
-	}
 }
 
 func after(t, since time.Time) string {
