@@ -3,21 +3,15 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
 	"github.com/karplab/karplab/cluster/backend"
-	"github.com/karplab/karplab/fakeec2"
-	model "github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/labs/replay"
 )
 
@@ -53,45 +47,29 @@ func (h Home) ReadReplayRecord() (*ReplayRecord, error) {
 	return &r, json.Unmarshal(b, &r)
 }
 
-// replayServices are the lab's parts when it starts from a bundle: the control plane with its
-// scheduler and controller manager held, the account with the bundle's network, images and
-// instances imported, the bundle's objects loaded, then the kubelets, the controllers and
-// Karpenter, in that order.
-func replayServices(d *daemon, be backend.Backend, endpoint string) ([]*service, error) {
+// replayServices are what a start from a bundle adds to the lab's parts (newServices puts
+// them in order): the load, which imports the bundle's network, images and instances into
+// the account and creates its objects while the backend holds the scheduler and controller
+// manager; and the release, which lets them go once the kubelets have adopted the nodes.
+func replayServices(d *daemon, be backend.Backend) (load, release *service, err error) {
 	em, ok := be.(*embedded)
 	if !ok {
-		return nil, fmt.Errorf("a replay runs on --backend embedded, not %s: its controllers must start after the bundle is loaded", be.Name())
+		return nil, nil, fmt.Errorf("a replay runs on --backend embedded, not %s: its controllers must start after the bundle is loaded", be.Name())
 	}
 	b, err := replay.Open(d.cfg.Replay, "", replay.DefaultLimits)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rec := &ReplayRecord{Bundle: d.cfg.Replay, CapturedAt: b.CapturedAt}
 	rec.Settings = carryKarpenterSettings(&d.cfg, replay.KarpenterEnv(b))
-	return []*service{
-		controlPlaneService(d, be),
-		ec2Service(d, be, endpoint),
-		crdService(d, be),
-		metricsService(d, be),
-		recorderService(d),
-		replayLoadService(d, b, rec),
-		kubeletService(d, endpoint),
-		replayReleaseService(d, em, rec),
-		karpenterService(d, endpoint),
-	}, nil
+	return replayLoadService(d, b, rec), replayReleaseService(d, em, rec), nil
 }
 
 // carryKarpenterSettings sets what the bundle's Karpenter ran with on the lab's Karpenter and
 // says what it carried; the lab keeps what names its own account (cluster, region, queue).
 func carryKarpenterSettings(cfg *DaemonConfig, env map[string]string) []string {
 	var said []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range env {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v := env[k]
 		switch k {
 		case "CLUSTER_NAME", "AWS_REGION", "INTERRUPTION_QUEUE", "EKS_CONTROL_PLANE", "CPU_REQUESTS":
@@ -133,10 +111,8 @@ func replayLoadService(d *daemon, b *replay.Bundle, rec *ReplayRecord) *service 
 			if err != nil {
 				return "", err
 			}
-			imp, err = withoutExisting(ctx, NewEC2ClientIn(cfg.Account.Region, "http://"+cfg.EC2Addr, LearnerAccessKeyID), imp)
-			if err != nil {
-				return "", err
-			}
+			// A capture of a lab holds the lab account's own network and images.
+			imp = imp.Without(srv.Has)
 			if err := srv.Import(imp); err != nil {
 				return "", fmt.Errorf("importing the bundle's account: %w", err)
 			}
@@ -158,15 +134,18 @@ func replayLoadService(d *daemon, b *replay.Bundle, rec *ReplayRecord) *service 
 			if err := writeJSONAtomic(cfg.Home.ReplayRecordFile(), rec); err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%d instances imported; %s in %s", rec.Instances, createdLine(rec.Created), loaded.Took.Round(time.Millisecond)), nil
+			return fmt.Sprintf("%d instances imported; %s in %s", rec.Instances, rec.CreatedLine(), loaded.Took.Round(time.Millisecond)), nil
 		},
 	}
 }
 
-func createdLine(created map[string]int) string {
+// CreatedLine says how many of each kind that matters the replay created.
+func (r *ReplayRecord) CreatedLine() string {
 	var parts []string
-	for _, k := range []string{"NodePool", "EC2NodeClass", "NodeClaim", "Node", "Pod"} {
-		parts = append(parts, fmt.Sprintf("%d %s", created[k], k))
+	for _, k := range []string{"NodePool", "EC2NodeClass", "NodeClaim", "Node", "Pod", "Deployment", "DaemonSet", "StatefulSet", "PodDisruptionBudget"} {
+		if r.Created[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", r.Created[k], k))
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -207,65 +186,4 @@ func replayReleaseService(d *daemon, em *embedded, rec *ReplayRecord) *service {
 			return detail, nil
 		},
 	}
-}
-
-// withoutExisting leaves out of imp the network and images the account has already, with
-// the same IDs: a capture of a lab holds the lab account's own.
-func withoutExisting(ctx context.Context, api *ec2.Client, imp fakeec2.Import) (fakeec2.Import, error) {
-	idFilter := func(name string, ids []string) []ec2types.Filter {
-		return []ec2types.Filter{{Name: aws.String(name), Values: ids}}
-	}
-	have := map[string]bool{}
-	var errs []error
-	if ids := idsOf(imp.VPCs, func(v model.VPC) string { return v.ID }); len(ids) > 0 {
-		out, err := api.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: idFilter("vpc-id", ids)})
-		errs = append(errs, err)
-		for _, v := range outOr(out, func(o *ec2.DescribeVpcsOutput) []ec2types.Vpc { return o.Vpcs }) {
-			have[aws.ToString(v.VpcId)] = true
-		}
-	}
-	if ids := idsOf(imp.Subnets, func(v model.Subnet) string { return v.ID }); len(ids) > 0 {
-		out, err := api.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: idFilter("subnet-id", ids)})
-		errs = append(errs, err)
-		for _, v := range outOr(out, func(o *ec2.DescribeSubnetsOutput) []ec2types.Subnet { return o.Subnets }) {
-			have[aws.ToString(v.SubnetId)] = true
-		}
-	}
-	if ids := idsOf(imp.SecurityGroups, func(v model.SecurityGroup) string { return v.ID }); len(ids) > 0 {
-		out, err := api.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: idFilter("group-id", ids)})
-		errs = append(errs, err)
-		for _, v := range outOr(out, func(o *ec2.DescribeSecurityGroupsOutput) []ec2types.SecurityGroup { return o.SecurityGroups }) {
-			have[aws.ToString(v.GroupId)] = true
-		}
-	}
-	if ids := idsOf(imp.Images, func(v model.Image) string { return v.ID }); len(ids) > 0 {
-		out, err := api.DescribeImages(ctx, &ec2.DescribeImagesInput{Filters: idFilter("image-id", ids)})
-		errs = append(errs, err)
-		for _, v := range outOr(out, func(o *ec2.DescribeImagesOutput) []ec2types.Image { return o.Images }) {
-			have[aws.ToString(v.ImageId)] = true
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return imp, fmt.Errorf("reading the account before the import: %w", err)
-	}
-	imp.VPCs = slices.DeleteFunc(imp.VPCs, func(v model.VPC) bool { return have[v.ID] })
-	imp.Subnets = slices.DeleteFunc(imp.Subnets, func(v model.Subnet) bool { return have[v.ID] })
-	imp.SecurityGroups = slices.DeleteFunc(imp.SecurityGroups, func(v model.SecurityGroup) bool { return have[v.ID] })
-	imp.Images = slices.DeleteFunc(imp.Images, func(v model.Image) bool { return have[v.ID] })
-	return imp, nil
-}
-
-func idsOf[T any](records []T, id func(T) string) []string {
-	var out []string
-	for _, r := range records {
-		out = append(out, id(r))
-	}
-	return out
-}
-
-func outOr[O any, T any](out *O, list func(*O) []T) []T {
-	if out == nil {
-		return nil
-	}
-	return list(out)
 }

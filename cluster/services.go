@@ -127,18 +127,27 @@ func newServices(d *daemon) ([]*service, error) {
 	}
 	// The EC2 emulator listens on a fixed address the learner's aws CLI is pointed at.
 	endpoint := "http://" + d.cfg.EC2Addr
+	// A replay loads its bundle before the kubelets start and lets the controllers go after
+	// them; it sets Karpenter's settings, so it comes before karpenterService reads them.
+	var load, release []*service
 	if d.cfg.Replay != "" {
-		return replayServices(d, be, endpoint)
+		l, r, err := replayServices(d, be)
+		if err != nil {
+			return nil, err
+		}
+		load, release = []*service{l}, []*service{r}
 	}
-	return []*service{
+	services := []*service{
 		controlPlaneService(d, be),
 		ec2Service(d, be, endpoint),
 		crdService(d, be),
 		metricsService(d, be),
 		recorderService(d),
-		kubeletService(d, endpoint),
-		karpenterService(d, endpoint),
-	}, nil
+	}
+	services = append(services, load...)
+	services = append(services, kubeletService(d, endpoint))
+	services = append(services, release...)
+	return append(services, karpenterService(d, endpoint)), nil
 }
 
 // controlPlaneService starts the backend's cluster and takes its baseline. It owns the

@@ -73,6 +73,9 @@ func (s *Server) PublishRelease(release string) ([]PublishedImage, error) {
 // real IDs, all or nothing (service.Import).
 func (s *Server) Import(imp Import) error { return s.ec2.Import(imp) }
 
+// Has reports whether the account's EC2 holds a resource with this ID.
+func (s *Server) Has(id string) bool { return s.ec2.Has(id) }
+
 // Billing returns every ledger entry with its cost accrued until now, oldest first.
 func (s *Server) Billing() billing.Billing { return s.ec2.Billing() }
 

@@ -147,3 +147,20 @@ func TestImportSupersedesTheAccountsOwn(t *testing.T) {
 		t.Errorf("security groups by the discovery tag after the import: %v %+v, want the captured one alone", err, groups)
 	}
 }
+
+// A replay of a lab's own capture brings the account's own network and images again:
+// Without leaves out what the account holds by ID, and the rest imports.
+func TestImportWithoutWhatTheAccountHolds(t *testing.T) {
+	e := newEnv(t)
+	imp := capturedAccount(t0)
+	if err := e.srv.Import(imp); err != nil {
+		t.Fatal(err)
+	}
+	if !e.srv.Has("subnet-0a1b2c3d4e5f60718") || e.srv.Has("subnet-0ffffffffffffffff") {
+		t.Fatalf("Has after the import: the imported subnet %v, an unknown one %v", e.srv.Has("subnet-0a1b2c3d4e5f60718"), e.srv.Has("subnet-0ffffffffffffffff"))
+	}
+	again := imp.Without(e.srv.Has)
+	if len(again.VPCs)+len(again.Subnets)+len(again.SecurityGroups)+len(again.Images) != 0 || len(imp.Subnets) != 1 {
+		t.Errorf("Without the account's own: %+v (the original keeps %d subnets)", again, len(imp.Subnets))
+	}
+}

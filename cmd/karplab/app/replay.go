@@ -71,11 +71,11 @@ func runReplay(c *cli.Context) error {
 	if err := freshHome(home); err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
-	dir, err := openBundle(c, home)
+	opts, err := openBundle(c, home)
 	if err != nil {
 		return err
 	}
-	st, err := cluster.Start(c.Context, home, dir.options, c.App.ErrWriter)
+	st, err := cluster.Start(c.Context, home, *opts, c.App.ErrWriter)
 	if err != nil {
 		// A half-loaded lab is no use to anyone: what this replay made goes.
 		return errors.Join(err, removeLabData(home))
@@ -90,14 +90,10 @@ func runReplay(c *cli.Context) error {
 	return replayReport(c, home)
 }
 
-type openedBundle struct {
-	options cluster.StartOptions
-}
-
 // openBundle reads and validates the bundle (a .tar.gz is unpacked into the home) and
 // chooses the lab's account from it; a bundle the lab cannot represent is refused with the
 // list, exit 2, nothing started.
-func openBundle(c *cli.Context, home cluster.Home) (*openedBundle, error) {
+func openBundle(c *cli.Context, home cluster.Home) (*cluster.StartOptions, error) {
 	src, err := filepath.Abs(c.Args().First())
 	if err != nil {
 		return nil, err
@@ -117,7 +113,7 @@ func openBundle(c *cli.Context, home cluster.Home) (*openedBundle, error) {
 }
 
 // validBundle opens and validates the bundle, and chooses the lab's account from it.
-func validBundle(c *cli.Context, src, unpacked string) (*openedBundle, error) {
+func validBundle(c *cli.Context, src, unpacked string) (*cluster.StartOptions, error) {
 	b, err := replay.Open(src, unpacked, replay.DefaultLimits)
 	if err != nil {
 		return nil, &exitError{code: ExitError, err: fmt.Errorf("the bundle: %w", err)}
@@ -142,10 +138,10 @@ func validBundle(c *cli.Context, src, unpacked string) (*openedBundle, error) {
 	}
 	fmt.Fprintf(c.App.ErrWriter, "Replaying %s (captured %s): %d objects, region %s, cluster %s\n", src,
 		b.CapturedAt.Local().Format(time.RFC3339), len(b.Objects), rep.Region, name)
-	return &openedBundle{options: cluster.StartOptions{
+	return &cluster.StartOptions{
 		Region: rep.Region, ClusterName: name, Replay: b.Dir,
 		Verbosity: c.Int("verbosity"), Timeout: c.Duration("timeout"), EC2Addr: namedEC2Addr(c),
-	}}, nil
+	}, nil
 }
 
 // freshHome refuses a home that holds a lab already: a replay starts from nothing.
@@ -188,7 +184,7 @@ func replayReport(c *cli.Context, home cluster.Home) error {
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "Replayed from %s, captured %s: %d instances; %s; load %s.\n", rec.Bundle, rec.CapturedAt.Local().Format(time.RFC3339),
-		rec.Instances, countsLine(rec.Created), rec.LoadTook.Round(time.Millisecond))
+		rec.Instances, rec.CreatedLine(), rec.LoadTook.Round(time.Millisecond))
 	for _, l := range rec.LeftOut {
 		fmt.Fprintf(w, "  left out: %s\n", l)
 	}
@@ -198,14 +194,4 @@ func replayReport(c *cli.Context, home cluster.Home) error {
 	fmt.Fprintf(w, "  %d pods were pending in production.\n", len(rec.Pending))
 	ex.Write(w)
 	return nil
-}
-
-func countsLine(created map[string]int) string {
-	var parts []string
-	for _, k := range []string{"NodePool", "EC2NodeClass", "NodeClaim", "Node", "Pod", "Deployment", "DaemonSet", "StatefulSet", "PodDisruptionBudget"} {
-		if created[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", created[k], k))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -150,6 +150,23 @@ func (s *Service) supersedeEKSImages(imported []ec2.Image) bool {
 	return true
 }
 
+// Without is imp less the VPCs, subnets, security groups and images has says the account
+// holds already, by ID (a capture of a lab holds the lab account's own).
+func (imp Import) Without(has func(id string) bool) Import {
+	imp.VPCs = slices.DeleteFunc(slices.Clone(imp.VPCs), func(v ec2.VPC) bool { return has(v.ID) })
+	imp.Subnets = slices.DeleteFunc(slices.Clone(imp.Subnets), func(v ec2.Subnet) bool { return has(v.ID) })
+	imp.SecurityGroups = slices.DeleteFunc(slices.Clone(imp.SecurityGroups), func(v ec2.SecurityGroup) bool { return has(v.ID) })
+	imp.Images = slices.DeleteFunc(slices.Clone(imp.Images), func(v ec2.Image) bool { return has(v.ID) })
+	return imp
+}
+
+// Has reports whether the account holds a resource with this ID.
+func (s *Service) Has(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.idInUse(id)
+}
+
 // importRecords adds checked records of one kind to the model and the state file, each a
 // copy; prep gives it the account's next sequence number (and what else it derives) and
 // returns its ID. Callers hold s.mu.
