@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
@@ -135,14 +136,27 @@ func (b *Backend) keepControlPlaneTainted(ctx context.Context, kubeconfigPath st
 		return fmt.Errorf("listing kind's nodes: %w", err)
 	}
 	for _, n := range nodes.Items {
-		if slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == controlPlaneTaint.Key }) {
-			continue
-		}
-		n.Spec.Taints = append(n.Spec.Taints, controlPlaneTaint)
-		if _, err := kube.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+		// The node controller and kubelet update a new node too; a conflict means read it again.
+		tainted := false
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(cur.Spec.Taints, func(t corev1.Taint) bool { return t.Key == controlPlaneTaint.Key }) {
+				return nil
+			}
+			cur.Spec.Taints = append(cur.Spec.Taints, controlPlaneTaint)
+			_, err = kube.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+			tainted = err == nil
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("tainting kind's node %s: %w", n.Name, err)
 		}
-		fmt.Fprintf(status, "Tainted kind's node %s %s:%s\n", n.Name, controlPlaneTaint.Key, controlPlaneTaint.Effect)
+		if tainted {
+			fmt.Fprintf(status, "Tainted kind's node %s %s:%s\n", n.Name, controlPlaneTaint.Key, controlPlaneTaint.Effect)
+		}
 	}
 	return nil
 }
