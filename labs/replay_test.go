@@ -98,6 +98,29 @@ func TestIntegrationReplayAdoptsALab(t *testing.T) {
 	if got := instances(); !slices.Equal(got, wantInstances) {
 		t.Errorf("instances after 10m of lab time: %v, want them as replayed %v", got, wantInstances)
 	}
+	// The evidence dates the replayed NodeClaims by production's creation, before the load.
+	evOut, err := replayed(`karplab evidence --json`)
+	if err != nil {
+		t.Fatalf("karplab evidence in the replay: %v\n%s", err, evOut)
+	}
+	var ev struct {
+		Replay *struct {
+			LoadedAt time.Time `json:"loadedAt"`
+		} `json:"replay"`
+		NodeClaims []struct {
+			Name    string    `json:"name"`
+			Created time.Time `json:"created"`
+		} `json:"nodeClaims"`
+	}
+	if err := json.Unmarshal([]byte(evOut), &ev); err != nil || ev.Replay == nil || len(ev.NodeClaims) == 0 {
+		t.Errorf("the replay's evidence names no replay or no NodeClaim (%v):\n%.2000s", err, evOut)
+	} else {
+		for _, c := range ev.NodeClaims {
+			if !c.Created.Before(ev.Replay.LoadedAt.Add(-30 * time.Second)) {
+				t.Errorf("NodeClaim %s dated %s, not its creation in the captured lab before the load (%s)", c.Name, c.Created, ev.Replay.LoadedAt)
+			}
+		}
+	}
 	report, err := replayed(`karplab replay --report`)
 	if err != nil {
 		t.Fatalf("karplab replay --report: %v\n%s", err, report)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2/billing"
 	"github.com/karplab/karplab/fakeec2/budgets"
 	"github.com/karplab/karplab/fakeec2/trail"
@@ -24,8 +25,11 @@ import (
 type Evidence struct {
 	// TakenAt and every time of the record are lab time; LabSkips are the skips that set
 	// lab time ahead of the wall clock (none: the two are the same).
-	TakenAt    time.Time      `json:"takenAt"`
-	LabSkips   []LabSkip      `json:"labSkips,omitempty"`
+	TakenAt  time.Time `json:"takenAt"`
+	LabSkips []LabSkip `json:"labSkips,omitempty"`
+	// Replay is set in a lab karplab replay loaded from a capture: times before its load are
+	// production's, from the bundle.
+	Replay     *ReplayRow     `json:"replay,omitempty"`
 	Pods       []PodRow       `json:"pods"`
 	NodeClaims []NodeClaimRow `json:"nodeClaims"`
 	Nodes      []NodeRow      `json:"nodes"`
@@ -41,6 +45,12 @@ type Evidence struct {
 	Cost     Cost        `json:"cost"`
 	// Budgets are the account's cost budgets with the alerts they fired (lab time).
 	Budgets []budgets.Budget `json:"budgets,omitempty"`
+}
+
+// ReplayRow dates a replay: when production was captured and when the lab loaded it.
+type ReplayRow struct {
+	CapturedAt time.Time `json:"capturedAt"`
+	LoadedAt   time.Time `json:"loadedAt"`
 }
 
 // PodRow is one workload pod's chain: pending demand, provisioning decision, machine, node, run.
@@ -293,13 +303,13 @@ func Correlate(s *Snapshot) *Evidence { return CorrelateHistory(DecodeHistory(s.
 // CorrelateHistory is Correlate with s.History already decoded as h, for callers that read
 // the history too (the graders), so it is decoded once.
 func CorrelateHistory(h *History, s *Snapshot) *Evidence {
-	ev := &Evidence{TakenAt: s.TakenAt, LabSkips: s.LabSkips, Budgets: s.Budgets}
+	ev := &Evidence{TakenAt: s.TakenAt, LabSkips: s.LabSkips, Budgets: s.Budgets, Replay: replayOf(h)}
 	ev.Instances = correlateInstances(s)
 	ev.Launches = launchCalls(s.Audit)
 
 	byProviderClaim := map[string]string{}
 	for _, v := range SortedVersions(h.NodeClaims, func(a, b karpv1.NodeClaim) bool {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		return recorder.CreatedAt(&a).Before(recorder.CreatedAt(&b))
 	}) {
 		row := nodeClaimRow(v, h.Events[v.UID])
 		if row.ProviderID != "" {
@@ -309,7 +319,7 @@ func CorrelateHistory(h *History, s *Snapshot) *Evidence {
 	}
 	nodeByName := map[string]NodeRow{}
 	for _, v := range SortedVersions(h.Nodes, func(a, b corev1.Node) bool {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		return recorder.CreatedAt(&a).Before(recorder.CreatedAt(&b))
 	}) {
 		row := nodeRow(v)
 		nodeByName[row.Name] = row
@@ -319,8 +329,8 @@ func CorrelateHistory(h *History, s *Snapshot) *Evidence {
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		if ca, cb := recorder.CreatedAt(&a), recorder.CreatedAt(&b); !ca.Equal(cb) {
+			return ca.Before(cb)
 		}
 		return a.Name < b.Name
 	}) {
@@ -342,6 +352,36 @@ func CorrelateHistory(h *History, s *Snapshot) *Evidence {
 	return ev
 }
 
+// replayOf dates the replay that loaded the history's objects, nil if none was loaded.
+func replayOf(h *History) *ReplayRow {
+	var r *ReplayRow
+	replayedIn(h.NodePools, &r)
+	replayedIn(h.NodeClaims, &r)
+	replayedIn(h.Nodes, &r)
+	replayedIn(h.Pods, &r)
+	return r
+}
+
+// replayedIn widens *r to every replayed object of m: the capture's time, and the first time
+// the recorder saw one (the load).
+func replayedIn[T any, P interface {
+	*T
+	metav1.Object
+}](m map[string]*Versions[T], r **ReplayRow) {
+	for _, v := range m {
+		captured, ok := recorder.ReplayedFrom(P(&v.States[0]))
+		if !ok {
+			continue
+		}
+		if *r == nil {
+			*r = &ReplayRow{CapturedAt: captured, LoadedAt: v.Seen[0]}
+		}
+		if v.Seen[0].Before((*r).LoadedAt) {
+			(*r).LoadedAt = v.Seen[0]
+		}
+	}
+}
+
 func isDaemonSetPod(p corev1.Pod) bool {
 	for _, o := range p.OwnerReferences {
 		if o.Kind == "DaemonSet" {
@@ -355,7 +395,7 @@ func podRow(v *Versions[corev1.Pod], events []corev1.Event) PodRow {
 	last := v.Last()
 	row := PodRow{
 		Namespace: last.Namespace, Name: last.Name, UID: v.UID,
-		Created: last.CreationTimestamp.UTC(), Phase: string(last.Status.Phase), Node: last.Spec.NodeName,
+		Created: recorder.CreatedAt(&last), Phase: string(last.Status.Phase), Node: last.Spec.NodeName,
 		Requests: requestsOf(last), DeletedAt: v.Deleted,
 	}
 	if len(last.OwnerReferences) > 0 {
@@ -419,7 +459,7 @@ func nodeClaimRow(v *Versions[karpv1.NodeClaim], events []corev1.Event) NodeClai
 	last := v.Last()
 	row := NodeClaimRow{
 		Name: last.Name, UID: v.UID, NodePool: last.Labels[karpv1.NodePoolLabelKey],
-		Created: last.CreationTimestamp.UTC(), Deleted: v.Deleted,
+		Created: recorder.CreatedAt(&last), Deleted: v.Deleted,
 		InstanceType: last.Labels[corev1.LabelInstanceTypeStable], Zone: last.Labels[corev1.LabelTopologyZone],
 		CapacityType: last.Labels[karpv1.CapacityTypeLabelKey],
 	}
@@ -482,7 +522,7 @@ func nodeRow(v *Versions[corev1.Node]) NodeRow {
 		Name: last.Name, UID: v.UID, ProviderID: last.Spec.ProviderID,
 		InstanceID: InstanceIDFromProviderID(last.Spec.ProviderID),
 		NodePool:   last.Labels[karpv1.NodePoolLabelKey],
-		Registered: last.CreationTimestamp.UTC(), Deleted: v.Deleted,
+		Registered: recorder.CreatedAt(&last), Deleted: v.Deleted,
 	}
 	for _, n := range v.States {
 		for _, c := range n.Status.Conditions {

@@ -45,9 +45,11 @@ func (ev *Evidence) WriteHTML(w io.Writer) error {
 
 // page is what the template reads: the evidence, with times made relative and the SVG laid out.
 type page struct {
-	Ev       *Evidence
-	Taken    stamp
-	Origin   stamp
+	Ev     *Evidence
+	Taken  stamp
+	Origin stamp
+	// Captured is when production was captured, in a replayed lab.
+	Captured stamp
 	Stats    []stat
 	Timeline timeline
 	Pods     []podView
@@ -82,6 +84,9 @@ func newPage(ev *Evidence) *page {
 	st := func(t *time.Time) stamp { return stampOf(origin, t) }
 	taken := ev.TakenAt
 	p := &page{Ev: ev, Taken: st(&taken), Origin: st(&origin)}
+	if ev.Replay != nil {
+		p.Captured = st(&ev.Replay.CapturedAt)
+	}
 	p.addPods(ev, st)
 	p.addClaims(ev, st)
 	p.addInstances(ev, st)

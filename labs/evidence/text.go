@@ -20,9 +20,18 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 		if t == nil {
 			return "-"
 		}
+		if d := t.Sub(base).Round(time.Second); d < 0 {
+			return "-" + (-d).String()
+		}
 		return "+" + t.Sub(base).Round(time.Second).String()
 	}
-	fmt.Fprintf(w, "Evidence taken %s; times are relative to %s (first pod created)\n\n", ev.TakenAt.Local().Format(time.DateTime), base.Local().Format(time.DateTime))
+	if ev.Replay != nil {
+		fmt.Fprintf(w, "Evidence taken %s; times are relative to %s, when karplab replay loaded a capture of %s:\n"+
+			"earlier times (-) are production's, from the bundle; later ones are the lab's\n\n",
+			ev.TakenAt.Local().Format(time.DateTime), base.Local().Format(time.DateTime), ev.Replay.CapturedAt.Local().Format(time.DateTime))
+	} else {
+		fmt.Fprintf(w, "Evidence taken %s; times are relative to %s (first pod created)\n\n", ev.TakenAt.Local().Format(time.DateTime), base.Local().Format(time.DateTime))
+	}
 	ev.writeLabClock(w)
 
 	p("POD\tUID\tPENDING\tNODECLAIM\tINSTANCE\tNODE\tSCHEDULED\tSTARTED\tPHASE\n")
@@ -97,6 +106,9 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 
 // origin is the time relative times count from: the first workload pod, else the first instance.
 func (ev *Evidence) origin() time.Time {
+	if ev.Replay != nil {
+		return ev.Replay.LoadedAt
+	}
 	var t time.Time
 	for _, r := range ev.Pods {
 		if t.IsZero() || r.Created.Before(t) {

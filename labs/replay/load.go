@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/karplab/karplab/cluster/recorder"
 )
 
 // loadStep is one kind a load creates, in the order it creates them: what an object refers
@@ -53,8 +55,6 @@ var loadSteps = []loadStep{
 const (
 	nodePoolHashVersion  = "karpenter.sh/nodepool-hash-version"
 	nodeClassHashVersion = "karpenter.k8s.aws/ec2nodeclass-hash-version"
-	// ReplayedAnnotation marks every object a replay created; its value is the capture's time.
-	ReplayedAnnotation = "karplab.dev/replayed-from"
 	// replayHashVersion is no version Karpenter writes: its hash controllers then recompute
 	// the NodeClaims' hashes against the lab (whose CA differs from production's), keeping
 	// a NodeClaim that was drifted in production drifted.
@@ -275,6 +275,7 @@ func isKarpenterWorkload(o *unstructured.Unstructured) bool {
 // Karpenter would otherwise redo against the lab is marked done.
 func prepare(o *unstructured.Unstructured, capturedAt time.Time) *unstructured.Unstructured {
 	p := o.DeepCopy()
+	created := o.GetCreationTimestamp()
 	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "managedFields", "selfLink"} {
 		unstructured.RemoveNestedField(p.Object, "metadata", f)
 	}
@@ -282,7 +283,10 @@ func prepare(o *unstructured.Unstructured, capturedAt time.Time) *unstructured.U
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[ReplayedAnnotation] = capturedAt.UTC().Format(time.RFC3339)
+	ann[recorder.ReplayedAnnotation] = capturedAt.UTC().Format(time.RFC3339)
+	if !created.IsZero() {
+		ann[recorder.CapturedCreatedAnnotation] = created.UTC().Format(time.RFC3339)
+	}
 	switch p.GetKind() {
 	case "EC2NodeClass":
 		delete(ann, nodeClassHashVersion)

@@ -17,7 +17,9 @@ func evidenceCommand() *cli.Command {
 		Usage: "print the correlation report: pending pod UID -> NodeClaim -> EC2 instance -> Node -> running pod, with costs",
 		Description: `Reads both control planes — the Kubernetes history the lab recorded, and the EC2
 emulator's instances, audit trail and billing ledger — and joins them by identifiers only.
-Times are relative to the first workload pod's creation.`,
+Times are relative to the first workload pod's creation. In a lab karplab replay loaded,
+they are relative to the load: earlier times are production's, from the bundle (a replayed
+object keeps its creation time in production), later ones the lab's.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the evidence record as JSON"},
 			&cli.StringFlag{Name: "html", Usage: "write a self-contained HTML page (timeline per pod, cost by tag) to `FILE`"},
