@@ -12,10 +12,12 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -85,25 +87,41 @@ func New(opts Options) (*Recorder, error) {
 	return &Recorder{opts: opts, f: f, w: w, enc: json.NewEncoder(w)}, nil
 }
 
-// Run watches until ctx ends, then flushes and closes the file. It returns once the initial
-// lists are recorded through the ready channel being closed (if non-nil).
+// Run watches until ctx ends, then flushes and closes the file. It closes ready (if non-nil)
+// once the initial lists are recorded.
 func (r *Recorder) Run(ctx context.Context, ready chan<- struct{}) error {
 	defer r.close()
 	client, err := dynamic.NewForConfig(r.opts.Config)
 	if err != nil {
 		return fmt.Errorf("creating dynamic client: %w", err)
 	}
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 0)
-	var synced []cache.InformerSynced
+	var streams []*stream
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for kind, gvr := range Watched {
-		inf := factory.ForResource(gvr).Informer()
-		if _, err := inf.AddEventHandler(r.handler(kind)); err != nil {
-			return fmt.Errorf("watching %s: %w", gvr.Resource, err)
+		s := newStream(r, kind)
+		streams = append(streams, s)
+		res := client.Resource(gvr)
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return res.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return res.Watch(ctx, o)
+			},
 		}
-		synced = append(synced, inf.HasSynced)
+		refl := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, s, cache.ReflectorOptions{Name: "recorder " + gvr.Resource})
+		wg.Go(func() { refl.RunWithContext(ctx) })
 	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	synced := func() bool {
+		for _, s := range streams {
+			if !s.synced.Load() {
+				return false
+			}
+		}
+		return true
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced) {
 		return ctx.Err()
 	}
 	if ready != nil {
@@ -114,7 +132,6 @@ func (r *Recorder) Run(ctx context.Context, ready chan<- struct{}) error {
 	for {
 		select {
 		case <-ctx.Done():
-			factory.Shutdown()
 			return nil
 		case <-tick.C:
 			if err := r.Flush(); err != nil {
@@ -124,29 +141,17 @@ func (r *Recorder) Run(ctx context.Context, ready chan<- struct{}) error {
 	}
 }
 
-func (r *Recorder) handler(kind string) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { r.record(kind, Added, obj) },
-		UpdateFunc: func(_, obj any) { r.record(kind, Modified, obj) },
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			r.record(kind, Deleted, obj)
-		},
-	}
-}
-
-func (r *Recorder) record(kind, typ string, obj any) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return
-	}
-	u = u.DeepCopy()
-	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+// write appends one record whose object is already JSON.
+func (r *Recorder) write(kind, typ string, object []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.enc.Encode(Record{Time: time.Now().UTC(), Kind: kind, Type: typ, Object: u}); err != nil {
+	rec := struct {
+		Time   time.Time       `json:"time"`
+		Kind   string          `json:"kind"`
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}{time.Now().UTC(), kind, typ, object}
+	if err := r.enc.Encode(rec); err != nil {
 		r.opts.Logger.Warn("recording", "kind", kind, "err", err)
 	}
 }
