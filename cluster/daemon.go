@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync"
 	"time"
@@ -300,6 +301,10 @@ func (d *daemon) controlHandler() http.Handler {
 	d.kubeletHandlers(mux)
 	d.metricsHandlers(mux)
 	d.timeHandlers(mux)
+	// Go's profiles of the daemon (the control plane, the kubelets, the emulator), for
+	// go tool pprof: the endpoint listens on loopback only, like the rest of it.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	return mux
 }
 

@@ -3,6 +3,8 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +17,8 @@ import (
 // BenchmarkReplayScale replays a generated bundle of 150 nodes and 5,000 pods (no pending
 // pod, nothing a WhenEmpty NodePool would consolidate) into a fresh lab: it must load and be
 // adopted with no Karpenter action. It reports the load's time, start to ready, and the
-// lab's memory once adopted (goals: load at most 60 s, memory under 2 GiB).
+// lab's memory once adopted (goals: load at most 60 s, memory under 2 GiB). With
+// KARPLAB_BENCH_PROFILES=DIR it saves the daemon's heap profile there.
 func BenchmarkReplayScale(b *testing.B) {
 	const nodes, pods = 150, 5000
 	for i := 0; i < b.N; i++ {
@@ -49,12 +52,45 @@ func BenchmarkReplayScale(b *testing.B) {
 		if rec.Created["Pod"] != pods || rec.Created["Node"] != nodes || !strings.Contains(r.stdout, "did nothing") {
 			b.Errorf("replay of %d nodes and %d pods: created %v; report:\n%s", nodes, pods, rec.Created, r.stdout)
 		}
+		if dir := os.Getenv("KARPLAB_BENCH_PROFILES"); dir != "" {
+			saveHeapProfile(b, l.home, filepath.Join(dir, "replay-scale-daemon.heap"))
+		}
 		l.mustRun("stop")
 		b.ReportMetric(rec.LoadTook.Seconds(), "s/load")
 		b.ReportMetric(ready.Seconds()-30, "s/ready")
 		b.ReportMetric(float64(rss)/(1<<20), "MiB-RSS")
 		b.ReportMetric(float64(karpenterRSS)/(1<<20), "MiB-Karpenter")
 	}
+}
+
+// saveHeapProfile saves the lab daemon's heap profile (go tool pprof FILE) from its control
+// endpoint: where the memory of the control plane, the kubelets and the emulator goes.
+func saveHeapProfile(tb testing.TB, home, path string) {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join(home, "daemon.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var state struct {
+		ControlURL string `json:"controlURL"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil || state.ControlURL == "" {
+		tb.Fatalf("no control endpoint in the daemon's state (%v): %s", err, raw)
+	}
+	resp, err := http.Get(state.ControlURL + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("the daemon's heap profile: %s", path)
 }
 
 // writeScaleBundle writes a bundle as kubectl get -o yaml would hold a cluster of n nodes

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -146,9 +147,19 @@ func daemonCommand() *cli.Command {
 	}
 }
 
+// daemonMemoryLimit is the daemon's soft memory limit unless GOMEMLIMIT sets one.
+const daemonMemoryLimit = 1152 << 20
+
 func runDaemon(c *cli.Context, home cluster.Home) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// One process holds a control plane's caches, many simulated kubelets and the
+		// emulator; at a replay's scale the collector's default headroom (GOGC=100) doubles
+		// its live heap. A soft limit makes it collect harder only near the limit, and keeps
+		// a replay of 5,000 pods within the lab's 2 GiB with Karpenter's process.
+		debug.SetMemoryLimit(daemonMemoryLimit)
+	}
 	kubeconfig, err := absPath(c.String("kubeconfig"))
 	if err != nil {
 		return err
