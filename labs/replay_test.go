@@ -98,7 +98,16 @@ func TestIntegrationReplayAdoptsALab(t *testing.T) {
 	if got := instances(); !slices.Equal(got, wantInstances) {
 		t.Errorf("instances after 10m of lab time: %v, want them as replayed %v", got, wantInstances)
 	}
-	// The evidence dates the replayed NodeClaims by production's creation, before the load.
+	// The evidence dates the replayed NodeClaims by their creation in the captured lab.
+	capturedCreated := map[string]string{}
+	out, err = runShell(t, "/usr/bin", `karplab kubectl get nodeclaims -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.creationTimestamp}{"\n"}{end}'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Fields(out) {
+		name, created, _ := strings.Cut(line, "=")
+		capturedCreated[name] = created
+	}
 	evOut, err := replayed(`karplab evidence --json`)
 	if err != nil {
 		t.Fatalf("karplab evidence in the replay: %v\n%s", err, evOut)
@@ -116,8 +125,8 @@ func TestIntegrationReplayAdoptsALab(t *testing.T) {
 		t.Errorf("the replay's evidence names no replay or no NodeClaim (%v):\n%.2000s", err, evOut)
 	} else {
 		for _, c := range ev.NodeClaims {
-			if !c.Created.Before(ev.Replay.LoadedAt.Add(-30 * time.Second)) {
-				t.Errorf("NodeClaim %s dated %s, not its creation in the captured lab before the load (%s)", c.Name, c.Created, ev.Replay.LoadedAt)
+			if got := c.Created.UTC().Format(time.RFC3339); got != capturedCreated[c.Name] || !c.Created.Before(ev.Replay.LoadedAt) {
+				t.Errorf("NodeClaim %s dated %s; created in the captured lab %q, before the load (%s)", c.Name, got, capturedCreated[c.Name], ev.Replay.LoadedAt)
 			}
 		}
 	}
