@@ -36,6 +36,9 @@ type Bundle struct {
 	// Dir holds its files (a .tar.gz is unpacked there first).
 	Dir        string
 	CapturedAt time.Time
+	// CapturedAtInferred is set when the bundle has no captured-at (kubectl get -o yaml):
+	// CapturedAt is then the latest time its objects carry.
+	CapturedAtInferred bool
 	// Objects are the Kubernetes objects, times restored around CapturedAt.
 	Objects []*unstructured.Unstructured
 	// Karpenter is Karpenter's Deployment, nil when the bundle has none.
@@ -147,7 +150,8 @@ func readDir(dir string, lim Limits) (*Bundle, error) {
 	at, err := readLimited(filepath.Join(dir, CapturedAtFile), lim.File)
 	switch {
 	case os.IsNotExist(err):
-		b.CapturedAt = time.Now().UTC() // a kubectl get -o yaml bundle: absolute times, no base
+		// A kubectl get -o yaml bundle: its times are absolute; the base is dated below.
+		b.CapturedAt, b.CapturedAtInferred = time.Now().UTC(), true
 	case err != nil:
 		return nil, err
 	default:
@@ -161,6 +165,9 @@ func readDir(dir string, lim Limits) (*Bundle, error) {
 	}
 	if b.Objects, err = decodeObjects(name, cluster, b.CapturedAt); err != nil {
 		return nil, err
+	}
+	if t := latestTime(b.Objects); b.CapturedAtInferred && !t.IsZero() {
+		b.CapturedAt = t
 	}
 	if k, err := readLimited(filepath.Join(dir, KarpenterFile), lim.File); err == nil {
 		objs, err := decodeObjects(KarpenterFile, k, b.CapturedAt)
@@ -177,6 +184,29 @@ func readDir(dir string, lim Limits) (*Bundle, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// latestTime is the latest creation or condition transition the objects carry: a capture
+// was taken no earlier (zero when they carry none).
+func latestTime(objs []*unstructured.Unstructured) time.Time {
+	var latest time.Time
+	see := func(t time.Time) {
+		if t.After(latest) {
+			latest = t.UTC()
+		}
+	}
+	for _, o := range objs {
+		see(o.GetCreationTimestamp().Time)
+		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok {
+				v, _ := m["lastTransitionTime"].(string)
+				t, _ := time.Parse(time.RFC3339, v)
+				see(t)
+			}
+		}
+	}
+	return latest
 }
 
 // readFirst reads the first of names that the bundle has, decompressed.

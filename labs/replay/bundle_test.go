@@ -145,3 +145,34 @@ func TestExportRoundTrip(t *testing.T) {
 }
 
 func metav1Time(t time.Time) metav1.Time { return metav1.NewTime(t) }
+
+// TestBundleWithoutCapturedAtIsDatedByItsObjects: a kubectl get -o yaml bundle has no
+// captured-at; it reads as captured at the latest time its objects carry, not at the replay.
+func TestBundleWithoutCapturedAtIsDatedByItsObjects(t *testing.T) {
+	dir := t.TempDir()
+	cluster := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Namespace
+  metadata: {name: shop, creationTimestamp: "2026-10-01T08:00:00Z"}
+- apiVersion: karpenter.sh/v1
+  kind: NodeClaim
+  metadata: {name: general-abcde, creationTimestamp: "2026-11-20T10:00:00Z"}
+  status:
+    conditions:
+    - {type: Launched, status: "True", reason: Launched, message: "", lastTransitionTime: "2026-11-20T10:00:21Z"}
+    - {type: Initialized, status: "True", reason: Initialized, message: "", lastTransitionTime: "2026-11-20T10:01:02Z"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(cluster), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, "", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 11, 20, 10, 1, 2, 0, time.UTC)
+	if !b.CapturedAtInferred || !b.CapturedAt.Equal(want) {
+		t.Errorf("captured %s (inferred %v), want %s, the latest time the objects carry", b.CapturedAt, b.CapturedAtInferred, want)
+	}
+}

@@ -136,8 +136,12 @@ func validBundle(c *cli.Context, src, unpacked string) (*cluster.StartOptions, e
 			return nil, &exitError{code: ExitError, err: err}
 		}
 	}
+	captured := b.CapturedAt.Local().Format(time.RFC3339)
+	if b.CapturedAtInferred {
+		captured += ", the latest time its objects carry: it has no captured-at"
+	}
 	fmt.Fprintf(c.App.ErrWriter, "Replaying %s (captured %s): %d objects, region %s, cluster %s\n", src,
-		b.CapturedAt.Local().Format(time.RFC3339), len(b.Objects), rep.Region, name)
+		captured, len(b.Objects), rep.Region, name)
 	return &cluster.StartOptions{
 		Region: rep.Region, ClusterName: name, Replay: b.Dir,
 		Verbosity: c.Int("verbosity"), Timeout: c.Duration("timeout"), EC2Addr: namedEC2Addr(c),
