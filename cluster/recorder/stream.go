@@ -3,7 +3,6 @@ package recorder
 import (
 	"encoding/json"
 	"maps"
-	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,11 +13,11 @@ import (
 // keeps no object, only each live object's last recorded JSON: a relist that misses one can
 // still record it deleted as it last was. An informer's cache held every object twice over
 // (decoded, and as unstructured JSON maps): 150 MB for a replayed cluster of 5,000 pods.
+// Its reflector calls it from one goroutine.
 type stream struct {
 	r    *Recorder
 	kind string
 
-	mu   sync.Mutex
 	last map[string][]byte // namespace/name -> the object's last recorded JSON
 	// synced is set by the first Replace: the initial list is recorded.
 	synced atomic.Bool
@@ -36,28 +35,26 @@ func (s *stream) Resync() error        { return nil }
 // Replace records a (re)list: each object added or modified, and each one it no longer
 // holds deleted, as last recorded.
 func (s *stream) Replace(list []any, _ string) error {
-	s.mu.Lock()
-	gone := maps.Clone(s.last)
-	s.mu.Unlock()
+	listed := make(map[string]bool, len(list))
 	for _, obj := range list {
 		key, err := cache.MetaNamespaceKeyFunc(obj)
 		if err != nil {
 			continue
 		}
+		listed[key] = true
 		typ := Added
-		if _, ok := gone[key]; ok {
+		if _, ok := s.last[key]; ok {
 			typ = Modified
-			delete(gone, key)
 		}
 		if err := s.change(typ, obj); err != nil {
 			return err
 		}
 	}
-	for key, raw := range gone {
-		s.r.write(s.kind, Deleted, raw)
-		s.mu.Lock()
-		delete(s.last, key)
-		s.mu.Unlock()
+	for key, raw := range s.last {
+		if !listed[key] {
+			s.r.write(s.kind, Deleted, raw)
+			delete(s.last, key)
+		}
 	}
 	s.synced.Store(true)
 	return nil
@@ -78,8 +75,6 @@ func (s *stream) change(typ string, obj any) error {
 		return nil
 	}
 	s.r.write(s.kind, typ, raw)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if typ == Deleted {
 		delete(s.last, key)
 	} else {

@@ -20,10 +20,11 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 		if t == nil {
 			return "-"
 		}
-		if d := t.Sub(base).Round(time.Second); d < 0 {
+		d := t.Sub(base).Round(time.Second)
+		if d < 0 {
 			return "-" + (-d).String()
 		}
-		return "+" + t.Sub(base).Round(time.Second).String()
+		return "+" + d.String()
 	}
 	if ev.Replay != nil {
 		fmt.Fprintf(w, "Evidence taken %s; times are relative to %s, when karplab replay loaded a capture of %s:\n"+
