@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/karplab/karplab/cluster"
 )
 
 // BenchmarkReplayScale replays a generated bundle of 150 nodes and 5,000 pods (no pending
@@ -38,15 +39,8 @@ func BenchmarkReplayScale(b *testing.B) {
 				karpenterRSS += vmRSS(pid)
 			}
 		}
-		raw, err := os.ReadFile(filepath.Join(l.home, "replay.json"))
+		rec, err := cluster.Home(l.home).ReadReplayRecord()
 		if err != nil {
-			b.Fatal(err)
-		}
-		var rec struct {
-			LoadTook time.Duration  `json:"loadTook"`
-			Created  map[string]int `json:"created"`
-		}
-		if err := json.Unmarshal(raw, &rec); err != nil {
 			b.Fatal(err)
 		}
 		if rec.Created["Pod"] != pods || rec.Created["Node"] != nodes || !strings.Contains(r.stdout, "did nothing") {
@@ -67,15 +61,9 @@ func BenchmarkReplayScale(b *testing.B) {
 // endpoint: where the memory of the control plane, the kubelets and the emulator goes.
 func saveHeapProfile(tb testing.TB, home, path string) {
 	tb.Helper()
-	raw, err := os.ReadFile(filepath.Join(home, "daemon.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var state struct {
-		ControlURL string `json:"controlURL"`
-	}
-	if err := json.Unmarshal(raw, &state); err != nil || state.ControlURL == "" {
-		tb.Fatalf("no control endpoint in the daemon's state (%v): %s", err, raw)
+	state, err := cluster.Home(home).ReadState()
+	if err != nil || state.ControlURL == "" {
+		tb.Fatalf("no control endpoint in the daemon's state: %v %+v", err, state)
 	}
 	resp, err := http.Get(state.ControlURL + "/debug/pprof/heap?gc=1")
 	if err != nil {
