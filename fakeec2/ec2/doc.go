@@ -2,10 +2,11 @@
 // and the rules by which EC2 refuses an action; it never sees form values or XML.
 //
 // models.go holds the records (instances, volumes, snapshots, network interfaces, VPCs,
-// subnets, security groups, images, launch templates, fleets, tags), plain values that
+// subnets, security groups, images, launch templates, fleets, tags; Tagged, what CreateTags
+// changes in each), plain values that
 // fakeec2 persists as JSON: their field names and JSON tags are the on-disk format, and
 // old state files must still load. states.go holds the states as EC2 spells them,
-// fleet.go what a fleet keeps of its request and its failed pools, state.go the State
+// fleetrequest.go what a fleet keeps of its request and its failed pools, store.go the State
 // that holds them all by ID (with the instance tag index and the subnets' address
 // allocation, operations that need no lock, clock or store), and refusals.go the
 // one table of preconditions every mutating action consults: Refuse answers a Refusal

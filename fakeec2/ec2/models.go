@@ -370,7 +370,7 @@ type Fleet struct {
 	CreateTime time.Time `json:"createTime"`
 	Instances  []string  `json:"instances"`
 	Tags       []Tag     `json:"tags"`
-	// What DescribeFleets reports back (fleets.go); State "" is active.
+	// What DescribeFleets reports back (service/fleetrecords.go); State "" is active.
 	State          string        `json:"state,omitempty"`
 	TotalTarget    int64         `json:"totalTarget,omitempty"`
 	OnDemandTarget int64         `json:"onDemandTarget,omitempty"`
@@ -385,3 +385,20 @@ type Fleet struct {
 func BySeq[T any](items []T, seq func(T) uint64) {
 	sort.Slice(items, func(i, j int) bool { return seq(items[i]) < seq(items[j]) })
 }
+
+// Tagged is a record whose tags CreateTags, DeleteTags and DescribeTags see.
+type Tagged interface {
+	// TagRef returns the record's ID, its sequence number and its tags, to change in place.
+	TagRef() (id string, seq uint64, tags *[]Tag)
+}
+
+func (r *Instance) TagRef() (string, uint64, *[]Tag)         { return r.ID, r.Seq, &r.Tags }
+func (r *Volume) TagRef() (string, uint64, *[]Tag)           { return r.ID, r.Seq, &r.Tags }
+func (r *Snapshot) TagRef() (string, uint64, *[]Tag)         { return r.ID, r.Seq, &r.Tags }
+func (r *NetworkInterface) TagRef() (string, uint64, *[]Tag) { return r.ID, r.Seq, &r.Tags }
+func (r *VPC) TagRef() (string, uint64, *[]Tag)              { return r.ID, r.Seq, &r.Tags }
+func (r *Subnet) TagRef() (string, uint64, *[]Tag)           { return r.ID, r.Seq, &r.Tags }
+func (r *SecurityGroup) TagRef() (string, uint64, *[]Tag)    { return r.ID, r.Seq, &r.Tags }
+func (r *Image) TagRef() (string, uint64, *[]Tag)            { return r.ID, r.Seq, &r.Tags }
+func (r *LaunchTemplate) TagRef() (string, uint64, *[]Tag)   { return r.ID, r.Seq, &r.Tags }
+func (r *Fleet) TagRef() (string, uint64, *[]Tag)            { return r.ID, r.Seq, &r.Tags }

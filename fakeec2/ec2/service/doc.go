@@ -6,10 +6,11 @@
 //
 // dispatch.go routes by Action. One file per resource family parses, calls the store and
 // renders: instances.go (launching, terminating) with instances_describe.go,
-// stopstart.go, reboot.go, console.go, fleet.go and fleetplan.go (CreateFleet),
-// fleets.go, launchtemplates.go, ebs.go (volumes), snapshots.go, eni.go, network.go,
-// networkwrites.go, accountinfo.go, images.go, instancetypes.go and tags.go. server.go
-// holds the records' persistence and the timers (boot, shutdown, expiry), billing.go the
+// stopstart.go, reboot.go, console.go, createfleet.go and createfleet_plan.go (CreateFleet),
+// fleetrecords.go (DescribeFleets, DeleteFleets), launchtemplates.go, ebs.go (volumes), snapshots.go, eni.go, network.go,
+// networkwrites.go, accountinfo.go, images.go, instancetypes.go and tags.go. service.go
+// holds Service and New, persist.go the records' buckets and their persistence, timers.go
+// the lifecycle's timers (boot, shutdown, expiry), billing.go the
 // ledger, faults.go the injected faults, idempotency.go the ClientToken records (SDK
 // retries never launch twice), tagindex.go the tag-narrowed DescribeInstances, policy.go
 // EC2's questions to the policy, eventbridge.go EC2's events, aws.go and eksimages.go

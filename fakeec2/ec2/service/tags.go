@@ -29,7 +29,7 @@ func (s *Service) findTaggable(id string) (*taggable, *wire.Error) {
 	switch prefix {
 	case "i":
 		if r := s.model.Instances[id]; r != nil {
-			return &taggable{id, "instance", r.Seq, &r.Tags, bucketInstances, r}, nil
+			return newTaggable(r, "instance", bucketInstances), nil
 		}
 		if !validID(id, "i") {
 			return nil, wire.InstanceMalformed(id)
@@ -37,47 +37,47 @@ func (s *Service) findTaggable(id string) (*taggable, *wire.Error) {
 		return nil, wire.InstanceNotFound(id)
 	case "vol":
 		if r := s.model.Volumes[id]; r != nil {
-			return &taggable{id, "volume", r.Seq, &r.Tags, bucketVolumes, r}, nil
+			return newTaggable(r, "volume", bucketVolumes), nil
 		}
 		return nil, wire.BadRequest(wire.CodeInvalidVolumeNotFound, "The volume '%s' does not exist.", id)
 	case "eni":
 		if r := s.model.ENIs[id]; r != nil {
-			return &taggable{id, "network-interface", r.Seq, &r.Tags, bucketENIs, r}, nil
+			return newTaggable(r, "network-interface", bucketENIs), nil
 		}
 		return notFound(wire.CodeInvalidNetworkInterfaceNotFound, "networkInterface")
 	case "subnet":
 		if r := s.model.Subnets[id]; r != nil {
-			return &taggable{id, "subnet", r.Seq, &r.Tags, bucketSubnets, r}, nil
+			return newTaggable(r, "subnet", bucketSubnets), nil
 		}
 		return notFound(wire.CodeInvalidSubnetIDNotFound, "subnet")
 	case "sg":
 		if r := s.model.Groups[id]; r != nil {
-			return &taggable{id, "security-group", r.Seq, &r.Tags, bucketGroups, r}, nil
+			return newTaggable(r, "security-group", bucketGroups), nil
 		}
 		return nil, wire.BadRequest(wire.CodeInvalidGroupNotFound, "The security group '%s' does not exist", id)
 	case "vpc":
 		if r := s.model.VPCs[id]; r != nil {
-			return &taggable{id, "vpc", r.Seq, &r.Tags, bucketVPCs, r}, nil
+			return newTaggable(r, "vpc", bucketVPCs), nil
 		}
 		return notFound("InvalidVpcID.NotFound", "vpc")
 	case "ami":
 		if r := s.model.Images[id]; r != nil {
-			return &taggable{id, "image", r.Seq, &r.Tags, bucketImages, r}, nil
+			return newTaggable(r, "image", bucketImages), nil
 		}
 		return nil, wire.BadRequest(wire.CodeInvalidAMIIDNotFound, "The image id '[%s]' does not exist", id)
 	case "lt":
 		if r := s.model.Templates[id]; r != nil {
-			return &taggable{id, "launch-template", r.Seq, &r.Tags, bucketTemplates, r}, nil
+			return newTaggable(r, "launch-template", bucketTemplates), nil
 		}
 		return nil, wire.BadRequest(wire.CodeInvalidLaunchTemplateIDNotFound, "The specified launch template, with template ID %s, does not exist.", id)
 	case "snap":
 		if r := s.model.Snapshots[id]; r != nil {
-			return &taggable{id, "snapshot", r.Seq, &r.Tags, bucketSnapshots, r}, nil
+			return newTaggable(r, "snapshot", bucketSnapshots), nil
 		}
 		return nil, errSnapshotNotFound(id)
 	case "fleet":
 		if r := s.model.Fleets[id]; r != nil {
-			return &taggable{id, "fleet", r.Seq, &r.Tags, bucketFleets, r}, nil
+			return newTaggable(r, "fleet", bucketFleets), nil
 		}
 		return notFound("InvalidFleetId.NotFound", "fleet")
 	}
@@ -85,36 +85,27 @@ func (s *Service) findTaggable(id string) (*taggable, *wire.Error) {
 }
 
 func (s *Service) allTaggables() []*taggable {
-	var out []*taggable
-	for _, r := range s.model.Instances {
-		out = append(out, &taggable{r.ID, "instance", r.Seq, &r.Tags, bucketInstances, r})
-	}
-	for _, r := range s.model.Volumes {
-		out = append(out, &taggable{r.ID, "volume", r.Seq, &r.Tags, bucketVolumes, r})
-	}
-	for _, r := range s.model.ENIs {
-		out = append(out, &taggable{r.ID, "network-interface", r.Seq, &r.Tags, bucketENIs, r})
-	}
-	for _, r := range s.model.Subnets {
-		out = append(out, &taggable{r.ID, "subnet", r.Seq, &r.Tags, bucketSubnets, r})
-	}
-	for _, r := range s.model.Groups {
-		out = append(out, &taggable{r.ID, "security-group", r.Seq, &r.Tags, bucketGroups, r})
-	}
-	for _, r := range s.model.VPCs {
-		out = append(out, &taggable{r.ID, "vpc", r.Seq, &r.Tags, bucketVPCs, r})
-	}
-	for _, r := range s.model.Images {
-		out = append(out, &taggable{r.ID, "image", r.Seq, &r.Tags, bucketImages, r})
-	}
-	for _, r := range s.model.Templates {
-		out = append(out, &taggable{r.ID, "launch-template", r.Seq, &r.Tags, bucketTemplates, r})
-	}
-	for _, r := range s.model.Snapshots {
-		out = append(out, &taggable{r.ID, "snapshot", r.Seq, &r.Tags, bucketSnapshots, r})
-	}
-	for _, r := range s.model.Fleets {
-		out = append(out, &taggable{r.ID, "fleet", r.Seq, &r.Tags, bucketFleets, r})
+	out := collectTaggables(nil, s.model.Instances, "instance", bucketInstances)
+	out = collectTaggables(out, s.model.Volumes, "volume", bucketVolumes)
+	out = collectTaggables(out, s.model.ENIs, "network-interface", bucketENIs)
+	out = collectTaggables(out, s.model.Subnets, "subnet", bucketSubnets)
+	out = collectTaggables(out, s.model.Groups, "security-group", bucketGroups)
+	out = collectTaggables(out, s.model.VPCs, "vpc", bucketVPCs)
+	out = collectTaggables(out, s.model.Images, "image", bucketImages)
+	out = collectTaggables(out, s.model.Templates, "launch-template", bucketTemplates)
+	out = collectTaggables(out, s.model.Snapshots, "snapshot", bucketSnapshots)
+	return collectTaggables(out, s.model.Fleets, "fleet", bucketFleets)
+}
+
+func newTaggable[R ec2.Tagged](r R, resourceType, bucket string) *taggable {
+	id, seq, tags := r.TagRef()
+	return &taggable{id, resourceType, seq, tags, bucket, r}
+}
+
+// collectTaggables appends the records of one kind to out.
+func collectTaggables[R ec2.Tagged](out []*taggable, records map[string]R, resourceType, bucket string) []*taggable {
+	for _, r := range records {
+		out = append(out, newTaggable(r, resourceType, bucket))
 	}
 	return out
 }

@@ -60,7 +60,7 @@ type fleetRequest struct {
 	clientToken                    string
 }
 
-// createFleet emulates an instant fleet: parse, plan the pools (fleetplan.go), launch the
+// createFleet emulates an instant fleet: parse, plan the pools (createfleet_plan.go), launch the
 // plan, answer it.
 func (s *Service) createFleet(c *call) (wire.Response, *wire.Error) {
 	req, err := parseCreateFleet(c)

@@ -15,7 +15,7 @@ import (
 // by a capacity fault or forbidden by the policy report an error; each capacity type's
 // target is launched in its best remaining pool (cheapest for lowest-price and
 // price-capacity-optimized, lowest Priority for the prioritized strategies). Planning only
-// reads the store, so it is tested on its own (fleet_plan_test.go).
+// reads the store, so it is tested on its own (createfleet_plan_test.go).
 
 // fleetPool is one pool as planned: its resolved launch (instance type, subnet and zone,
 // capacity type, tags per resource type) and price, or the error CreateFleet reports for it.
