@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/cluster/karpenter"
+	"github.com/karplab/karplab/cluster/reexec"
 )
 
 // StartOptions are the user's choices for `karplab start`.
@@ -39,12 +40,9 @@ type StartOptions struct {
 	Timeout time.Duration
 }
 
-// ReplayFlag is the daemon verb's flag (DaemonConfig.Replay) that starts it from a bundle.
-const ReplayFlag = "replay"
-
 // DaemonArgs are the command-line arguments (after the executable) that run a daemon with o.
 func (o StartOptions) DaemonArgs() []string {
-	args := []string{"-v", fmt.Sprint(o.Verbosity), daemonCommand}
+	args := []string{"-v", fmt.Sprint(o.Verbosity), reexec.Daemon}
 	if o.Backend != "" {
 		args = append(args, "--backend", o.Backend)
 	}
@@ -64,7 +62,7 @@ func (o StartOptions) DaemonArgs() []string {
 		args = append(args, "--boot-delay", o.BootDelay.String())
 	}
 	if o.Replay != "" {
-		args = append(args, "--"+ReplayFlag, o.Replay)
+		args = append(args, "--"+reexec.ReplayFlag, o.Replay)
 	}
 	return args
 }
@@ -109,7 +107,7 @@ func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*Stat
 	fmt.Fprintf(logFile, "\n=== karplab daemon starting %s ===\n", time.Now().UTC().Format(time.RFC3339))
 
 	// The checks above are the daemon's: it does not run them again.
-	cmd := exec.Command(exe, append(o.DaemonArgs(), "--"+PreflightDoneFlag)...)
+	cmd := exec.Command(exe, append(o.DaemonArgs(), "--"+reexec.PreflightDoneFlag)...)
 	cmd.Env = append(os.Environ(), "KARPLAB_HOME="+string(h))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this shell

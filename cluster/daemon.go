@@ -24,13 +24,6 @@ import (
 	"github.com/karplab/karplab/fakeec2"
 )
 
-// daemonCommand is the hidden CLI verb that runs the daemon in the background.
-const daemonCommand = "daemon"
-
-// PreflightDoneFlag is the daemon verb's flag (DaemonConfig.Preflighted) that Start passes
-// once it has run Preflight itself.
-const PreflightDoneFlag = "preflight-done"
-
 // DaemonConfig configures one lab daemon.
 type DaemonConfig struct {
 	Home Home

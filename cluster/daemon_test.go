@@ -28,6 +28,7 @@ import (
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -203,7 +204,7 @@ func TestIntegrationReset(t *testing.T) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	st, _ := h.ReadState()
-	api := NewEC2Client(st.EC2Endpoint, LearnerAccessKeyID)
+	api := NewEC2Client(st.EC2Endpoint, accesskeys.Learner)
 	admin := fakeec2.NewAdminClient(st.EC2Endpoint)
 
 	apply := func() { t.Helper(); applyYAML(t, dyn, resetWorkload) }

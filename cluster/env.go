@@ -5,20 +5,14 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 // Lab-wide constants every process agrees on. The account's region and cluster name are
-// the lab's settings (Account, in the home), not constants.
+// the lab's settings (Account, in the home), not constants; its callers' access keys are
+// fakeec2/accesskeys'.
 const (
-	// LearnerAccessKeyID is the dummy credential `karplab env` gives the learner's aws CLI; the
-	// emulator's audit trail records calls made with it as the learner.
-	LearnerAccessKeyID = "AKIAKARPLABLEARNER01"
-	// KarpenterAccessKeyID is the Karpenter controller's dummy credential; the emulator's policy
-	// and audit trail tell it apart from the learner's.
-	KarpenterAccessKeyID = "AKIAKARPENTERCONTROL"
-	// DummySecretAccessKey signs requests; the emulator checks the key id, not the signature.
-	DummySecretAccessKey = "karplab-dummy-secret-access-key-0000000"
-
 	DefaultBootDelay    = 2 * time.Second
 	DefaultStartTimeout = 5 * time.Minute
 )
@@ -35,8 +29,8 @@ func EnvVars(h Home, ec2Endpoint string) []string {
 		"AWS_ENDPOINT_URL=" + ec2Endpoint,
 		"AWS_REGION=" + acct.Region,
 		"AWS_DEFAULT_REGION=" + acct.Region,
-		"AWS_ACCESS_KEY_ID=" + LearnerAccessKeyID,
-		"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
+		"AWS_ACCESS_KEY_ID=" + accesskeys.Learner,
+		"AWS_SECRET_ACCESS_KEY=" + accesskeys.DummySecret,
 		"AWS_PAGER=",
 	}
 }

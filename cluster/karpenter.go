@@ -10,6 +10,8 @@ import (
 
 	"github.com/karplab/karplab/cluster/backend"
 	"github.com/karplab/karplab/cluster/karpenter"
+	"github.com/karplab/karplab/cluster/reexec"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 // karpenterService runs Karpenter as a supervised child process of the daemon (its operator
@@ -69,7 +71,7 @@ func karpenterService(d *daemon, ec2Endpoint string) *service {
 			metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 			sup = &karpenter.Supervisor{
 				Path:    cfg.Executable,
-				Args:    append([]string{"internal", "karpenter"}, opts.Args()...),
+				Args:    reexec.KarpenterArgs(opts.Args()),
 				Env:     env,
 				LogFile: cfg.Home.KarpenterLog(),
 				Logger:  cfg.Logger.With("component", "karpenter-supervisor"),
@@ -110,8 +112,8 @@ func KarpenterProcess(opts karpenter.Options, acct Account, kubeconfig, apiServe
 		"KUBECONFIG=" + kubeconfig,
 		"AWS_ENDPOINT_URL=" + ec2Endpoint,
 		"AWS_REGION=" + acct.Region,
-		"AWS_ACCESS_KEY_ID=" + KarpenterAccessKeyID,
-		"AWS_SECRET_ACCESS_KEY=" + DummySecretAccessKey,
+		"AWS_ACCESS_KEY_ID=" + accesskeys.Karpenter,
+		"AWS_SECRET_ACCESS_KEY=" + accesskeys.DummySecret,
 		"AWS_SESSION_TOKEN=",
 		"AWS_PROFILE=",
 		"AWS_EC2_METADATA_DISABLED=true",

@@ -25,12 +25,9 @@ import (
 	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/cluster/recorder"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/fakeec2/authz"
 )
-
-// KubeletAccessKeyID is the simulated kubelets' credential: on a real node, the instance
-// profile's. The emulator's audit trail tells their DescribeInstances apart by it.
-const KubeletAccessKeyID = "AKIAKARPLABNODEROLE0"
 
 // Target is the user's choice of cluster and provider.
 type Target struct {
@@ -102,7 +99,7 @@ func NewEC2ClientIn(region, endpoint, accessKeyID string) *ec2.Client {
 	return ec2.New(ec2.Options{
 		Region:       region,
 		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, DummySecretAccessKey, ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(accessKeyID, accesskeys.DummySecret, ""),
 		// The lab's own components talk to a local emulator: few, quick retries.
 		RetryMaxAttempts: 5,
 	})
@@ -115,7 +112,7 @@ func DefaultPolicy(provider string) *authz.Policy {
 	if provider != "aws" {
 		return nil
 	}
-	return &authz.Policy{Statements: []authz.PolicyStatement{authz.KarpenterControllerPolicy(KarpenterAccessKeyID)}}
+	return &authz.Policy{Statements: []authz.PolicyStatement{authz.KarpenterControllerPolicy(accesskeys.Karpenter)}}
 }
 
 // newServices lists the lab's parts in start order. Each constructor returns its service
@@ -315,7 +312,7 @@ func kubeletService(d *daemon, endpoint string) *service {
 			var err error
 			kl, err = kubelet.New(kubelet.Options{
 				RESTConfig: d.restConfig(),
-				EC2:        NewEC2ClientIn(cfg.Account.Region, endpoint, KubeletAccessKeyID),
+				EC2:        NewEC2ClientIn(cfg.Account.Region, endpoint, accesskeys.Kubelet),
 				// What the instance's OS prints (nodeadm, cloud-init) reaches GetConsoleOutput.
 				Console:     fakeec2.NewAdminClient(endpoint),
 				ClusterName: cfg.Account.ClusterName,

@@ -2,24 +2,19 @@ package fakeec2_test
 
 import (
 	"bytes"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/fakeec2/account"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.xml from the current responses")
 
 // TestGoldenResponses pins the XML of a few responses, byte for byte. IDs and times are
 // stable through the fake clock and the sequential ID generator; -update rewrites them.
@@ -81,23 +76,7 @@ func TestGoldenResponses(t *testing.T) {
 	}
 	for _, st := range steps {
 		got := post(st.form)
-		path := filepath.Join("testdata", "golden", st.name+".xml")
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%s: %v (run go test -run TestGoldenResponses -update)", st.name, err)
-		}
-		if diff := cmp.Diff(strings.Split(string(want), ">"), strings.Split(string(got), ">")); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", st.name, diff)
-		}
+		karplabtest.Golden(t, filepath.Join("testdata", "golden", st.name+".xml"), got)
 		if !bytes.HasPrefix(got, []byte("<?xml")) {
 			t.Errorf("%s: no XML header", st.name)
 		}

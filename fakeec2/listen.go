@@ -9,7 +9,7 @@ import (
 
 // ListenAndServe serves s on addr until ctx ends or serving fails, then closes s. listening,
 // when not nil, hears the bound address once requests can arrive (addr may name port 0).
-// `karplab ec2 serve` and the container image's command (cmd/fakeec2) both run it.
+// `karplab ec2 serve` and the container image's command (fakeec2/container/emulator) both run it.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, listening func(net.Addr)) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {

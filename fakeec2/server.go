@@ -74,7 +74,7 @@ type Options struct {
 }
 
 // FlagDelay maps a delay given on a command line, where 0 means none, to Options' form,
-// where 0 means the default and a negative delay none (karplab ec2 serve, cmd/fakeec2).
+// where 0 means the default and a negative delay none (karplab ec2 serve, fakeec2/container/emulator).
 func FlagDelay(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -187,7 +188,7 @@ func (g *Grading) publication() (publication, bool) {
 	}
 	sort.Strings(p.Images)
 	for _, e := range g.Snapshot.Audit {
-		if e.Action == "DescribeImages" && e.Caller == cluster.KarpenterAccessKeyID && !e.Time.Before(p.At) && e.ErrorCode == "" {
+		if e.Action == "DescribeImages" && e.Caller == accesskeys.Karpenter && !e.Time.Before(p.At) && e.ErrorCode == "" {
 			t := e.Time.UTC()
 			p.Resolved = &t
 			break
@@ -271,7 +272,7 @@ func checkNoUnplannedRollout(g *Grading, history []pinState, pub publication, pu
 		if c.Reason != "Drifted" || c.Disrupting == nil || c.Disrupting.Before(pub.At) {
 			continue
 		}
-		line := fmt.Sprintf("%s (%s, AMI %s v%s) drifted (%s) at %s", c.Name, dash(c.InstanceID), dash(c.ImageID), dash(releases[c.ImageID]), dash(c.DriftReason), hms(*c.Disrupting))
+		line := fmt.Sprintf("%s (%s, AMI %s v%s) drifted (%s) at %s", c.Name, evidence.Dash(c.InstanceID), evidence.Dash(c.ImageID), evidence.Dash(releases[c.ImageID]), evidence.Dash(c.DriftReason), hms(*c.Disrupting))
 		if pinChangedBetween(history, pub.At, *c.Disrupting) {
 			planned = append(planned, line+": after the pin moved")
 		} else {
@@ -305,7 +306,7 @@ func checkApprovedAMI(g *Grading, history []pinState, releases map[string]string
 	}
 	var lines []string
 	for _, in := range running {
-		lines = append(lines, fmt.Sprintf("%s runs %s (v%s)", in.ID, in.ImageID, dash(releases[in.ImageID])))
+		lines = append(lines, fmt.Sprintf("%s runs %s (v%s)", in.ID, in.ImageID, evidence.Dash(releases[in.ImageID])))
 	}
 	if len(history) == 0 {
 		return failWith(id, title, "no EC2NodeClass to compare with", "kubectl apply -f nodepool.yaml", nil, lines)
@@ -322,7 +323,7 @@ func checkApprovedAMI(g *Grading, history []pinState, releases map[string]string
 			ok = ok || in.ImageID == want
 		}
 		if !ok {
-			wrong = append(wrong, fmt.Sprintf("%s runs %s (v%s), not the pinned %s", in.ID, in.ImageID, dash(releases[in.ImageID]), pin))
+			wrong = append(wrong, fmt.Sprintf("%s runs %s (v%s), not the pinned %s", in.ID, in.ImageID, evidence.Dash(releases[in.ImageID]), pin))
 		}
 	}
 	if len(wrong) > 0 {

@@ -121,7 +121,7 @@ func checkFailingBoundary(g *Grading, stuck []stuckClaim) Check {
 			waited = s.Deleted.Sub(*s.Launched)
 		}
 		lines = append(lines, fmt.Sprintf("NodeClaim %s launched at %s -> instance %s -> no Node for %s; %s",
-			s.Name, s.Launched.Local().Format("15:04:05"), state, waited.Round(time.Second), dash(s.Registration)))
+			s.Name, s.Launched.Local().Format("15:04:05"), state, waited.Round(time.Second), evidence.Dash(s.Registration)))
 	}
 	if len(lines) == 0 {
 		return fail(id, title, fmt.Sprintf("%d NodeClaims never registered, but EC2 knows none of their instances", len(stuck)),

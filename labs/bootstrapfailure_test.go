@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 func TestIntegrationBootstrapFailureSolutionPasses(t *testing.T) {
@@ -47,7 +48,7 @@ func TestIntegrationBootstrapFailureExerciseFailsThenFixPasses(t *testing.T) {
 	}
 	// The README's `aws ec2 get-console-output --latest`: a stuck machine's console names the
 	// failed user-data part, as cloud-init prints it (the CLI decodes the base64).
-	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
+	learner := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.Learner)
 	running, err := learner.DescribeInstances(t.Context(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:karpenter.sh/nodepool"), Values: []string{generalPool}},
 		{Name: aws.String("instance-state-name"), Values: []string{"running"}},

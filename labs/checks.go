@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/fakeec2/ec2"
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -62,16 +62,16 @@ func checkRunning(ev *evidence.Evidence, ns, deploy string, want int, also ...st
 	if len(running) >= want && len(pending) == 0 {
 		return pass(id, title, reason)
 	}
-	var evidence []string
+	var lines []string
 	for _, p := range waiting {
 		msg := p.KarpenterMessage
 		if msg == "" {
 			msg = p.PendingReason
 		}
-		evidence = append(evidence, fmt.Sprintf("%s Pending: %s", p.Name, dash(msg)))
+		lines = append(lines, fmt.Sprintf("%s Pending: %s", p.Name, evidence.Dash(msg)))
 	}
 	return fail(id, title, reason+fmt.Sprintf(", %d Pending", len(pending)),
-		"Is a NodePool applied and Ready (kubectl get nodepools,nodeclaims)? kubectl describe pod shows why a pod waits.", first(evidence, 5)...)
+		"Is a NodePool applied and Ready (kubectl get nodepools,nodeclaims)? kubectl describe pod shows why a pod waits.", first(lines, 5)...)
 }
 
 // isReplicaOf tells the Deployment's pods (made by one of its ReplicaSets) from a pod that
@@ -113,7 +113,7 @@ func (g *Grading) claimCauses() map[string]claimCause {
 				continue
 			}
 			if end := a.end(); end == nil || !b.Created.After(*end) {
-				out[b.Name] = claimCause{fmt.Sprintf("launched to replace %s (%s)", a.Name, dash(a.Reason)), *a.Disrupting}
+				out[b.Name] = claimCause{fmt.Sprintf("launched to replace %s (%s)", a.Name, evidence.Dash(a.Reason)), *a.Disrupting}
 				break
 			}
 		}
@@ -149,7 +149,7 @@ func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 		cause, caused := causes[p.NodeClaim]
 		switch {
 		case p.NodeClaim == "" || !ok:
-			breaks(p.Name+": its node "+dash(p.Node)+" has no NodeClaim",
+			breaks(p.Name+": its node "+evidence.Dash(p.Node)+" has no NodeClaim",
 				"A node Karpenter did not launch took the pod: kubectl get nodes -L karpenter.sh/nodepool shows which nodes no NodePool owns; taint them or keep the pods off them.")
 		case p.PendingSince == nil && !caused:
 			breaks(fmt.Sprintf("%s: never Pending, and its NodeClaim %s was launched neither for a Pending pod nor to replace a disrupted NodeClaim", p.Name, nc.Name),
@@ -162,7 +162,7 @@ func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 				"aws ec2 describe-instances --instance-ids "+in.ID+": another actor retagged or launched the machine.")
 		case !nodeOK || node.ProviderID != nc.ProviderID:
 			breaks(fmt.Sprintf("%s: node %s's providerID does not match NodeClaim %s", p.Name, p.Node, nc.Name),
-				"kubectl get node "+dash(p.Node)+" -o jsonpath='{.spec.providerID}' and kubectl get nodeclaim "+nc.Name+" -o wide must name the same instance.")
+				"kubectl get node "+evidence.Dash(p.Node)+" -o jsonpath='{.spec.providerID}' and kubectl get nodeclaim "+nc.Name+" -o wide must name the same instance.")
 		case p.StartedAt == nil:
 			breaks(p.Name+": no container start recorded", "kubectl describe pod -n "+p.Namespace+" "+p.Name+" shows why it has not started.")
 		default:
@@ -451,7 +451,7 @@ func checkWithinLimits(g *Grading, pool string) Check {
 	}
 	since := g.limitsSince(pool)
 	before, after, judged := span.peaks(since)
-	limits := fmt.Sprintf("limits cpu %s / memory %s", dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
+	limits := fmt.Sprintf("limits cpu %s / memory %s", evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
 	context := limitsContext(before, since)
 	if judged == 0 {
 		current := limitPeak{cpu: nowCPU, mem: nowMem}
@@ -508,7 +508,7 @@ func checkGoverned(ev *evidence.Evidence, pool string) Check {
 	for _, in := range instances {
 		var problems []string
 		if in.HTTPTokens != "required" {
-			problems = append(problems, fmt.Sprintf("metadata httpTokens %s (IMDSv1 allowed)", dash(in.HTTPTokens)))
+			problems = append(problems, fmt.Sprintf("metadata httpTokens %s (IMDSv1 allowed)", evidence.Dash(in.HTTPTokens)))
 		}
 		for _, v := range in.Volumes {
 			switch {
@@ -595,7 +595,7 @@ func checkCostTags(ev *evidence.Evidence, pool string) Check {
 		var groups []string
 		for _, k := range evidence.CostTagKeys {
 			for _, g := range ev.Cost.ByTag[k] {
-				groups = append(groups, fmt.Sprintf("%s=%s: $%.6f", k, orNone(g.Value), g.USD))
+				groups = append(groups, fmt.Sprintf("%s=%s: $%.6f", k, evidence.OrUntagged(g.Value), g.USD))
 			}
 		}
 		return pass(id, title, fmt.Sprintf("%d resources tagged", resources), append(groups, first(fixed, 4)...)...)
@@ -678,10 +678,10 @@ func honest(p evidence.PodRow, peak int64) bool {
 // terminator names who terminated an instance, from its caller key.
 func terminator(caller string) string {
 	switch caller {
-	case cluster.LearnerAccessKeyID:
+	case accesskeys.Learner:
 		return "you (" + caller + ")"
-	case cluster.KarpenterAccessKeyID:
+	case accesskeys.Karpenter:
 		return "Karpenter's garbage collection (" + caller + ")"
 	}
-	return dash(caller)
+	return evidence.Dash(caller)
 }

@@ -491,7 +491,7 @@ func machineGone(in evidence.InstanceRow) string {
 	for _, n := range in.ENIs {
 		ids = append(ids, n.ID)
 	}
-	return fmt.Sprintf("%s terminated by %s at %s, billed until %s; deleted %s", in.ID, dash(in.TerminatedBy),
+	return fmt.Sprintf("%s terminated by %s at %s, billed until %s; deleted %s", in.ID, evidence.Dash(in.TerminatedBy),
 		hmsPtr(in.TerminatedAt), hmsPtr(in.BilledUntil), strings.Join(ids, ", "))
 }
 

@@ -23,6 +23,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/trail"
 
@@ -37,8 +38,6 @@ const (
 	deniedLab = "denied-path"
 	// deniedRenderReplicas legitimate render workers run beside the forbidden pods.
 	deniedRenderReplicas = 2
-	// CIAccessKeyID is the CI pipeline's credential: it may read EC2 but never launch.
-	CIAccessKeyID = "AKIAKARPLABCIDEPLOY1"
 	// ciForbiddenType is what the CI pipeline tries to launch for a training job.
 	ciForbiddenType = "p3.2xlarge"
 )
@@ -115,7 +114,7 @@ func DeniedPolicy() authz.Policy {
 	return authz.Policy{Statements: []authz.PolicyStatement{
 		{
 			Sid:                     "KarpenterControllerLaunchGuardrails",
-			Callers:                 []string{cluster.KarpenterAccessKeyID},
+			Callers:                 []string{accesskeys.Karpenter},
 			AllowedInstanceTypes:    []string{"c*", "m*", "r*"},
 			AllowedZones:            []string{"eu-west-2a", "eu-west-2b", "eu-west-2c"},
 			RequiredTags:            evidence.CostTagKeys,
@@ -124,7 +123,7 @@ func DeniedPolicy() authz.Policy {
 		},
 		{
 			Sid:         "CIPipelineMayNotLaunch",
-			Callers:     []string{CIAccessKeyID},
+			Callers:     []string{accesskeys.CIDeploy},
 			DenyActions: []string{"RunInstances", "CreateFleet"},
 		},
 	}}
@@ -195,7 +194,7 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	}
 	p := newPursuit(g)
 	if row.Phase != "Pending" {
-		p.problems = append(p.problems, fmt.Sprintf("the pod is %s (node %s), not Pending", row.Phase, dash(row.Node)))
+		p.problems = append(p.problems, fmt.Sprintf("the pod is %s (node %s), not Pending", row.Phase, evidence.Dash(row.Node)))
 	}
 	p.readLaunches(g, fp, p.readClaims(g, fp, row))
 	// An instance of the forbidden kind counts while it exists, whenever it was launched.
@@ -215,9 +214,9 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 			hint = "Karpenter explains a pod within a few seconds of its next scheduling round: check again, or kubectl describe pod -n ziba " + fp.name
 		}
 		return failWith(fp.id, fp.title, "the pod waits, but Karpenter has not explained why yet (no FailedScheduling event from karpenter)",
-			hint, nil, []string{"scheduler: " + dash(row.PendingReason)})
+			hint, nil, []string{"scheduler: " + evidence.Dash(row.PendingReason)})
 	}
-	evidence := []string{fmt.Sprintf("pod %s (uid %s, requests %s)", row.Name, row.UID, dash(row.Requests))}
+	evidence := []string{fmt.Sprintf("pod %s (uid %s, requests %s)", row.Name, row.UID, evidence.Dash(row.Requests))}
 	if mismatch != "" {
 		evidence = append(evidence, "karpenter: "+mismatch)
 	}
@@ -320,7 +319,7 @@ func (p *pursuit) readLaunches(g *Grading, fp forbiddenPod, claims map[string]bo
 		case nc != "" && claims[nc]:
 			graded, _ := p.claimGraded(nc, e.Time)
 			p.note(graded, fmt.Sprintf("%s %s was sent for NodeClaim %s (%s)", e.Action, e.RequestID, nc, resultOf(e)))
-		case e.Caller == cluster.KarpenterAccessKeyID && paramsMatch(e.Parameters, fp.param):
+		case e.Caller == accesskeys.Karpenter && paramsMatch(e.Parameters, fp.param):
 			graded, _ := p.claimGraded(nc, e.Time)
 			p.note(graded, fmt.Sprintf("Karpenter's %s %s asked for the forbidden capacity (%s)", e.Action, e.RequestID, resultOf(e)))
 		}
@@ -407,7 +406,7 @@ func checkUnauthorisedDenied(ev *evidence.Evidence) Check {
 		if c.ErrorCode != "UnauthorizedOperation" {
 			continue
 		}
-		line := fmt.Sprintf("%s %s by %s at %s: %s", c.Action, c.RequestID, c.Caller, c.Time.Local().Format("15:04:05"), dash(c.Reason))
+		line := fmt.Sprintf("%s %s by %s at %s: %s", c.Action, c.RequestID, c.Caller, c.Time.Local().Format("15:04:05"), evidence.Dash(c.Reason))
 		switch {
 		case len(c.Created) > 0:
 			bad = append(bad, line+" — yet it created "+strings.Join(c.Created, " "))
@@ -441,7 +440,7 @@ func checkWithinPolicy(g *Grading) Check {
 	var st *authz.PolicyStatement
 	for i := range pol.Statements {
 		s := &pol.Statements[i]
-		if s.AppliesTo(cluster.KarpenterAccessKeyID) && len(s.AllowedInstanceFamilies)+len(s.AllowedInstanceTypes) > 0 {
+		if s.AppliesTo(accesskeys.Karpenter) && len(s.AllowedInstanceFamilies)+len(s.AllowedInstanceTypes) > 0 {
 			st = s
 			break
 		}
@@ -464,8 +463,8 @@ func checkWithinPolicy(g *Grading) Check {
 		gaps = append(gaps, "statement "+st.Sid+" requires no cost tags")
 	}
 	for _, in := range g.Evidence.Instances {
-		if in.LaunchedBy != cluster.KarpenterAccessKeyID {
-			gaps = append(gaps, fmt.Sprintf("instance %s was launched by %s, not by the Karpenter controller", in.ID, dash(in.LaunchedBy)))
+		if in.LaunchedBy != accesskeys.Karpenter {
+			gaps = append(gaps, fmt.Sprintf("instance %s was launched by %s, not by the Karpenter controller", in.ID, evidence.Dash(in.LaunchedBy)))
 			continue
 		}
 		if why := outsidePolicy(*st, in); why != "" {
@@ -559,7 +558,7 @@ func stageDenied(ctx context.Context, e *Env, out io.Writer, opts StageOptions) 
 // ciLaunchAttempt is the CI pipeline trying to launch a GPU instance for a training job with
 // its own credentials: the policy refuses it, and the audit trail keeps the decoded reason.
 func ciLaunchAttempt(ctx context.Context, e *Env, out io.Writer) error {
-	ci := cluster.NewEC2Client(e.EC2Endpoint, CIAccessKeyID)
+	ci := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.CIDeploy)
 	images, err := ci.DescribeImages(ctx, &ec2.DescribeImagesInput{
 		Filters: []ec2types.Filter{{Name: aws.String("architecture"), Values: []string{"x86_64"}}},
 	})
@@ -585,7 +584,7 @@ func ciLaunchAttempt(ctx context.Context, e *Env, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("decoding the denial: %w", err)
 	}
-	fmt.Fprintf(out, " the CI pipeline (%s) tried RunInstances %s: UnauthorizedOperation\n   decoded: %s\n", CIAccessKeyID, ciForbiddenType, reason)
+	fmt.Fprintf(out, " the CI pipeline (%s) tried RunInstances %s: UnauthorizedOperation\n   decoded: %s\n", accesskeys.CIDeploy, ciForbiddenType, reason)
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/fakeec2/authz"
 	"github.com/karplab/karplab/fakeec2/trail"
 	"github.com/karplab/karplab/labs/evidence"
@@ -40,7 +40,7 @@ func TestIntegrationDeniedPathExerciseFailsThenFixPasses(t *testing.T) {
 	}
 	// The untouched exercise applies; Karpenter tries and the controller's policy refuses it.
 	err := waitFor(t.Context(), out, time.Minute, "Karpenter's denied CreateFleet", func(ctx context.Context) (bool, string, error) {
-		denied, err := e.Admin.Audit(ctx, trail.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID, ErrorCode: "UnauthorizedOperation"})
+		denied, err := e.Admin.Audit(ctx, trail.AuditQuery{Action: "CreateFleet", Caller: accesskeys.Karpenter, ErrorCode: "UnauthorizedOperation"})
 		return len(denied) > 0, "", err
 	})
 	if err != nil {
@@ -147,13 +147,13 @@ func podWith(spec corev1.PodSpec, memory string) *corev1.Pod {
 func TestDeniedPolicyChecks(t *testing.T) {
 	encrypted := true
 	good := evidence.InstanceRow{ID: "i-1", Type: "m6i.large", Zone: "eu-west-2a", State: "running", HTTPTokens: "required",
-		LaunchedBy: cluster.KarpenterAccessKeyID, Tags: map[string]string{"application": "ziba", "environment": "production", "owner": "platform"},
+		LaunchedBy: accesskeys.Karpenter, Tags: map[string]string{"application": "ziba", "environment": "production", "owner": "platform"},
 		Volumes: []evidence.VolumeRow{{ID: "vol-1", Encrypted: &encrypted}}}
 	gpu := good
 	gpu.ID, gpu.Type = "i-2", "p3.2xlarge"
 	byLearner := good
-	byLearner.ID, byLearner.LaunchedBy = "i-3", cluster.LearnerAccessKeyID
-	denial := evidence.AuditCall{Action: "RunInstances", Caller: CIAccessKeyID, ErrorCode: "UnauthorizedOperation", Reason: "statement denies ec2:RunInstances"}
+	byLearner.ID, byLearner.LaunchedBy = "i-3", accesskeys.Learner
+	denial := evidence.AuditCall{Action: "RunInstances", Caller: accesskeys.CIDeploy, ErrorCode: "UnauthorizedOperation", Reason: "statement denies ec2:RunInstances"}
 	leaky := denial
 	leaky.Created = []string{"i-9"}
 	policy := DeniedPolicy()
@@ -219,7 +219,7 @@ func TestIntegrationNoPassRoleNoInstanceProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = waitFor(ctx, out, time.Minute, "AddRoleToInstanceProfile denied", func(ctx context.Context) (bool, string, error) {
-		denied, err := e.Admin.Audit(ctx, trail.AuditQuery{Service: "iam", Action: "AddRoleToInstanceProfile", Caller: cluster.KarpenterAccessKeyID})
+		denied, err := e.Admin.Audit(ctx, trail.AuditQuery{Service: "iam", Action: "AddRoleToInstanceProfile", Caller: accesskeys.Karpenter})
 		for _, d := range denied {
 			if d.ErrorCode == "AccessDenied" {
 				return true, "", err
@@ -246,7 +246,7 @@ func TestIntegrationNoPassRoleNoInstanceProfile(t *testing.T) {
 			t.Errorf("EC2NodeClass Ready=True without an instance profile: %v", conds)
 		}
 	}
-	if fleets, err := e.Admin.Audit(ctx, trail.AuditQuery{Action: "CreateFleet", Caller: cluster.KarpenterAccessKeyID}); err != nil || len(launched(fleets)) > 0 {
+	if fleets, err := e.Admin.Audit(ctx, trail.AuditQuery{Action: "CreateFleet", Caller: accesskeys.Karpenter}); err != nil || len(launched(fleets)) > 0 {
 		t.Errorf("CreateFleet launched %v (%v) without an instance profile", launched(fleets), err)
 	}
 }

@@ -9,7 +9,7 @@
 // general NodePool, the cluster's tag). Graders shared by labs are in checks.go, and those
 // of the disruption labs in checks_disruption.go.
 //
-// Every other non-test file is one lab (happy.go is happy-path): it registers the lab in
+// Every other non-test file is one lab, named as it (happypath.go is happy-path): it registers the lab in
 // its init and holds the lab's staging, constants and own graders; exercises/NAME and
 // solutions/NAME hold its files. A grader or name a second lab needs moves to the engine.
 //

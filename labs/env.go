@@ -19,6 +19,7 @@ import (
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -104,7 +105,7 @@ func NewEnvFor(home cluster.Home, cfg *rest.Config, ec2Endpoint string) (*Env, e
 		Kube:        kube,
 		Dynamic:     dyn,
 		Mapper:      restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
-		EC2:         cluster.NewEC2ClientIn(acct.Region, ec2Endpoint, evidence.GraderAccessKeyID),
+		EC2:         cluster.NewEC2ClientIn(acct.Region, ec2Endpoint, accesskeys.Grader),
 		Account:     acct,
 		Admin:       fakeec2.NewAdminClient(ec2Endpoint),
 		EC2Endpoint: ec2Endpoint,

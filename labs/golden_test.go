@@ -2,18 +2,15 @@ package labs
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 	"github.com/karplab/karplab/labs/evidence"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
 
 // Reports print local times; golden files are written in UTC.
 func init() { time.Local = time.UTC }
@@ -32,20 +29,7 @@ func loadSnapshot(t *testing.T, name string) *evidence.Snapshot {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./labs -run %s -update to create it)", err, t.Name())
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got), rerun with -update if the change is intended:\n%s", name, diff)
-	}
+	karplabtest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 // The snapshots are real runs of the happy path: the seed's manifests (solution) and the

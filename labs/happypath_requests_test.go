@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/fakeec2/trail"
 )
 
@@ -25,7 +25,7 @@ func TestIntegrationHappyPathRequests(t *testing.T) {
 	if r := checkUntil(t, e, l, true, time.Minute); !r.Passed {
 		t.Fatalf("the solution does not pass:\n%s", reportText(r))
 	}
-	audit, err := e.Admin.Audit(t.Context(), trail.AuditQuery{Caller: cluster.KarpenterAccessKeyID})
+	audit, err := e.Admin.Audit(t.Context(), trail.AuditQuery{Caller: accesskeys.Karpenter})
 	if err != nil {
 		t.Fatal(err)
 	}

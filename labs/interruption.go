@@ -335,7 +335,7 @@ func (g *Grading) workerPlacement(t time.Time) []string {
 	}
 	var out []string
 	for node, n := range perNode {
-		out = append(out, fmt.Sprintf("%s (%s): %s", node, dash(zoneOf[node]), nouns(n, "worker")))
+		out = append(out, fmt.Sprintf("%s (%s): %s", node, evidence.Dash(zoneOf[node]), nouns(n, "worker")))
 	}
 	sort.Strings(out)
 	return out
@@ -444,7 +444,7 @@ func failedLaunches(ev *evidence.Evidence, t time.Time) []string {
 		if len(l.Errors) > 0 {
 			msg = strings.Join(first(l.Errors, 2), "; ")
 		}
-		out = append(out, fmt.Sprintf("%s %s for %s: no instance: %s", l.Action, hms(l.Time), dash(l.NodeClaim), dash(msg)))
+		out = append(out, fmt.Sprintf("%s %s for %s: no instance: %s", l.Action, hms(l.Time), evidence.Dash(l.NodeClaim), evidence.Dash(msg)))
 	}
 	return out
 }
@@ -475,7 +475,7 @@ func checkCapacityReplaced(g *Grading, r interruption) Check {
 			} else {
 				ready = append(ready, c.Name)
 			}
-			proofs = append(proofs, fmt.Sprintf("%s: %s %s %s %s, created %s, initialized %s", c.Name, dash(in.ID), dash(in.Type), dash(in.Zone), dash(in.CapacityType),
+			proofs = append(proofs, fmt.Sprintf("%s: %s %s %s %s, created %s, initialized %s", c.Name, evidence.Dash(in.ID), evidence.Dash(in.Type), evidence.Dash(in.Zone), evidence.Dash(in.CapacityType),
 				r.since(c.Created), r.since(*c.Initialized)))
 		case c.Deleted != nil && c.Initialized == nil:
 			proofs = append(proofs, fmt.Sprintf("%s: created %s, deleted %s without a machine", c.Name, r.since(c.Created), r.since(*c.Deleted)))

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/labs/evidence"
 )
 
@@ -164,7 +164,7 @@ func waitNodeEvent(t *testing.T, e *Env, out io.Writer, node, reason string) {
 func waitQueueDrained(t *testing.T, e *Env, out io.Writer) {
 	t.Helper()
 	client := sqs.New(sqs.Options{Region: e.Account.Region, BaseEndpoint: aws.String(e.EC2Endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider(evidence.GraderAccessKeyID, cluster.DummySecretAccessKey, "")})
+		Credentials: credentials.NewStaticCredentialsProvider(accesskeys.Grader, accesskeys.DummySecret, "")})
 	url, err := client.GetQueueUrl(t.Context(), &sqs.GetQueueUrlInput{QueueName: aws.String(e.Account.ClusterName)})
 	if err != nil {
 		t.Fatal(err)

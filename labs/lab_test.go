@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/karplab/karplab/exercises"
 	"github.com/karplab/karplab/solutions"
 )

@@ -20,6 +20,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -118,14 +119,14 @@ func checkLeakDetected(g *Grading, leaks []leakedInstance) Check {
 	}
 	var calls []string
 	for _, e := range g.Snapshot.Audit {
-		if e.Action != "DescribeInstances" || e.Caller != cluster.LearnerAccessKeyID || e.Time.Before(since) || e.ErrorCode != "" {
+		if e.Action != "DescribeInstances" || e.Caller != accesskeys.Learner || e.Time.Before(since) || e.ErrorCode != "" {
 			continue
 		}
 		calls = append(calls, fmt.Sprintf("DescribeInstances %s at %s%s", e.RequestID, e.Time.Local().Format("15:04:05"), describeFilters(e.Parameters)))
 	}
 	if len(calls) == 0 {
 		return fail(id, title, fmt.Sprintf("no DescribeInstances with your credentials (%s) since the leak began at %s",
-			cluster.LearnerAccessKeyID, since.Local().Format("15:04:05")),
+			accesskeys.Learner, since.Local().Format("15:04:05")),
 			"Compare what EC2 runs with what Kubernetes claims: aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general and kubectl get nodeclaims.")
 	}
 	return pass(id, title, fmt.Sprintf("%d DescribeInstances calls of yours after the leak began", len(calls)), first(calls, 3)...)
@@ -280,7 +281,7 @@ func checkWorkloadIntact(ev *evidence.Evidence) Check {
 		if nc.InstanceID == "" {
 			continue
 		}
-		if in, ok := ev.Instance(nc.InstanceID); ok && in.TerminatedBy == cluster.LearnerAccessKeyID {
+		if in, ok := ev.Instance(nc.InstanceID); ok && in.TerminatedBy == accesskeys.Learner {
 			wrong = append(wrong, fmt.Sprintf("you terminated %s, the instance of NodeClaim %s", in.ID, nc.Name))
 		}
 	}
@@ -308,7 +309,7 @@ func stageLeak(ctx context.Context, e *Env, out io.Writer, opts StageOptions) er
 		fmt.Fprintf(out, "\nSomething bills that Kubernetes does not show. Your task: karplab lab get %s, find it with the seed's commands, end it, then karplab check %s\n", leakLab, leakLab)
 		return nil
 	}
-	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
+	learner := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.Learner)
 	ids, err := SolveLeak(ctx, e, learner, out)
 	if err != nil {
 		return err
@@ -326,7 +327,7 @@ func stageLeak(ctx context.Context, e *Env, out io.Writer, opts StageOptions) er
 // controller's credentials it launches one more instance like its pool's, tagged for a
 // NodeClaim that was never recorded, without the node bootstrap (so it never joins).
 func crashLeak(ctx context.Context, e *Env, out io.Writer) (string, error) {
-	karp := cluster.NewEC2Client(e.EC2Endpoint, cluster.KarpenterAccessKeyID)
+	karp := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.Karpenter)
 	desc, err := karp.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:" + karpv1.NodePoolLabelKey), Values: []string{generalPool}},
 		{Name: aws.String("instance-state-name"), Values: []string{"running"}},

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 func TestIntegrationLeakSolutionPasses(t *testing.T) {
@@ -27,7 +27,7 @@ func TestIntegrationLeakSolutionPasses(t *testing.T) {
 		t.Fatalf("the solution does not pass:\n%s", reportText(r))
 	}
 	terminated := r.Checks[1]
-	if terminated.ID != "leak-terminated" || !strings.Contains(strings.Join(terminated.Evidence, "\n"), "by you ("+cluster.LearnerAccessKeyID+")") {
+	if terminated.ID != "leak-terminated" || !strings.Contains(strings.Join(terminated.Evidence, "\n"), "by you ("+accesskeys.Learner+")") {
 		t.Errorf("want the leak terminated by the learner:\n%s", reportText(r))
 	}
 }
@@ -72,7 +72,7 @@ func TestIntegrationLeakExerciseFailsThenFixPasses(t *testing.T) {
 		fmt.Fprint(out, said)
 		return err
 	})
-	if got := strings.Join(r.Checks[1].Evidence, "\n"); !strings.Contains(got, "by you ("+cluster.LearnerAccessKeyID+")") && !strings.Contains(got, "Karpenter's garbage collection") {
+	if got := strings.Join(r.Checks[1].Evidence, "\n"); !strings.Contains(got, "by you ("+accesskeys.Learner+")") && !strings.Contains(got, "Karpenter's garbage collection") {
 		t.Errorf("want the leak terminated by you or by Karpenter's garbage collection, got:\n%s", got)
 	}
 }

@@ -168,7 +168,7 @@ func checkPlacedByIntendedPool(g *Grading) Check {
 	for _, p := range pods {
 		switch {
 		case p.nodePool != p.pool:
-			wrong = append(wrong, fmt.Sprintf("%s runs on node %s of NodePool %s; it belongs on %s", p.row.Name, p.row.Node, dash(p.nodePool), p.pool))
+			wrong = append(wrong, fmt.Sprintf("%s runs on node %s of NodePool %s; it belongs on %s", p.row.Name, p.row.Node, evidence.Dash(p.nodePool), p.pool))
 		case len(p.admitted) == 0 || p.admitted[0].Name != p.pool:
 			why := p.refusedByIntent
 			if why == "" && len(p.admitted) > 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/karplab/karplab/cluster"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 	"github.com/karplab/karplab/fakeec2/trail"
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -30,8 +31,6 @@ const (
 	orphanedLab      = "orphaned-storage"
 	orphPeakReplicas = 6
 	orphLowReplicas  = 2
-	// backupAccessKeyID signs the nightly backup job's snapshots.
-	backupAccessKeyID = "AKIAZIBABACKUPJOB001"
 	// cniClusterTag is the tag the VPC CNI puts on the interfaces it creates.
 	cniClusterTag = "cluster.k8s.amazonaws.com/name"
 )
@@ -95,7 +94,7 @@ func (o orphan) costWhileUnused(at time.Time) float64 {
 }
 
 func deleter(caller string) string {
-	if caller == cluster.LearnerAccessKeyID {
+	if caller == accesskeys.Learner {
 		return "you"
 	}
 	return terminator(caller)
@@ -230,7 +229,7 @@ func checkNothingUnattached(ev *evidence.Evidence, orphans []orphan) Check {
 		hourly := 0.0
 		for _, u := range ev.Unattached {
 			hourly += u.PricePerHour
-			rows = append(rows, fmt.Sprintf("%s %s: %s, last on %s, unused since %s, $%.6f/h", u.Kind, u.ID, u.Detail, dash(u.LastInstance), hms(u.Since), u.PricePerHour))
+			rows = append(rows, fmt.Sprintf("%s %s: %s, last on %s, unused since %s, $%.6f/h", u.Kind, u.ID, u.Detail, evidence.Dash(u.LastInstance), hms(u.Since), u.PricePerHour))
 		}
 		return fail(id, title, fmt.Sprintf("%s remain unattached, billing $%.4f/h", evidence.UnattachedSummary(ev.Unattached), hourly), sweepHint, first(rows, 12)...)
 	}
@@ -386,13 +385,13 @@ func checkInUseKept(g *Grading) Check {
 	vols := snapshotVolumes(g.Snapshot.Audit)
 	var wrong, fine []string
 	for _, e := range g.Snapshot.Audit {
-		if e.Caller != cluster.LearnerAccessKeyID || e.ErrorCode != "" || e.DryRun {
+		if e.Caller != accesskeys.Learner || e.ErrorCode != "" || e.DryRun {
 			continue
 		}
 		at := hms(e.Time)
 		switch e.Action {
 		case "DetachVolume":
-			wrong = append(wrong, fmt.Sprintf("%s you detached volume %s from %s", at, e.Parameters["VolumeId"], dash(owner[e.Parameters["VolumeId"]].ID)))
+			wrong = append(wrong, fmt.Sprintf("%s you detached volume %s from %s", at, e.Parameters["VolumeId"], evidence.Dash(owner[e.Parameters["VolumeId"]].ID)))
 		case "DetachNetworkInterface":
 			wrong = append(wrong, fmt.Sprintf("%s you detached interface attachment %s from a live instance", at, e.Parameters["AttachmentId"]))
 		case "TerminateInstances":
@@ -487,7 +486,7 @@ not happen again; then karplab check %s
 	if err := e.waitChecks(ctx, out, max(opts.Wait, consolidationRevisit), orphanedLab, "nodeclass-deletes-volumes"); err != nil {
 		return err
 	}
-	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
+	learner := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.Learner)
 	if _, err := SolveOrphans(ctx, learner, e.Account.ClusterName, out); err != nil {
 		return err
 	}
@@ -514,7 +513,7 @@ func (e *Env) poolInstances(ctx context.Context) ([]ec2types.Instance, error) {
 // creates a secondary interface in the node's subnet, tagged and described as aws-node does,
 // attaches it as device 1 and marks it to go with the instance.
 func attachCNIInterface(ctx context.Context, e *Env, out io.Writer, in ec2types.Instance) error {
-	node := cluster.NewEC2Client(e.EC2Endpoint, cluster.KubeletAccessKeyID)
+	node := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.Kubelet)
 	id := aws.ToString(in.InstanceId)
 	var groups []string
 	for _, sg := range in.SecurityGroups {
@@ -564,7 +563,7 @@ func backupCache(ctx context.Context, e *Env, out io.Writer, in ec2types.Instanc
 	for _, v := range desc.Volumes {
 		tags = append(tags, withoutSystemTags(v.Tags)...)
 	}
-	backup := cluster.NewEC2Client(e.EC2Endpoint, backupAccessKeyID)
+	backup := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.BackupJob)
 	snap, err := backup.CreateSnapshot(ctx, &ec2.CreateSnapshotInput{VolumeId: aws.String(vid), Description: aws.String("nightly render cache of " + aws.ToString(in.InstanceId)),
 		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeSnapshot, Tags: tags}}})
 	if err != nil {
@@ -598,7 +597,7 @@ func (e *Env) orphansSettled(ctx context.Context) (bool, string, error) {
 	consolidated := len(consolidatedClaims(claims))
 	left := g.Evidence.Unattached
 	status := fmt.Sprintf("%d NodeClaims consolidated, %d being removed, %d nodes (%d underused); unattached: %s",
-		consolidated, removing, len(live), underused, orNone(evidence.UnattachedSummary(left)))
+		consolidated, removing, len(live), underused, evidence.OrUntagged(evidence.UnattachedSummary(left)))
 	return consolidated > 0 && removing == 0 && underused == 0 && len(left) > 0, status, nil
 }
 

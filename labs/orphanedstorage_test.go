@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 func TestIntegrationOrphanedStorageSolutionPasses(t *testing.T) {
@@ -61,7 +62,7 @@ func TestIntegrationOrphanedStorageExerciseFailsThenFixPasses(t *testing.T) {
 	}
 
 	// The wrong sweep: every snapshot of the cluster, the live machine's backup included.
-	learner := cluster.NewEC2Client(e.EC2Endpoint, cluster.LearnerAccessKeyID)
+	learner := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.Learner)
 	snaps, err := learner.DescribeSnapshots(t.Context(), &ec2.DescribeSnapshotsInput{OwnerIds: []string{"self"},
 		Filters: []ec2types.Filter{{Name: aws.String("tag:" + clusterTagPrefix + e.Account.ClusterName), Values: []string{"owned"}}}})
 	if err != nil {

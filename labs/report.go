@@ -131,18 +131,3 @@ func (c Check) contradictions() []string {
 	}
 	return out
 }
-
-// dash and orNone print absent values in graders' text as the evidence tables do.
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(untagged)"
-	}
-	return s
-}

@@ -99,7 +99,7 @@ func checkRequestsCoverPeaks(g *Grading) Check {
 		if p.Phase != "Running" || p.DeletedAt != nil || !isReplicaOf(p, renderWorker) || p.Usage == nil {
 			continue
 		}
-		line := fmt.Sprintf("%s requests %s (limit %s), peaked at %s", p.Name, p.Usage.MemoryRequest, dash(p.Usage.MemoryLimit), p.Usage.PeakMemory)
+		line := fmt.Sprintf("%s requests %s (limit %s), peaked at %s", p.Name, p.Usage.MemoryRequest, evidence.Dash(p.Usage.MemoryLimit), p.Usage.PeakMemory)
 		if !honest(p, peak) {
 			short = append(short, line)
 		} else {
@@ -183,7 +183,7 @@ func checkNoEvictionSinceFix(g *Grading) Check {
 	var killed, sized []string
 	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
 		if u := p.Usage; u != nil && honest(p, peak) && (u.Evicted != "" || u.OOMKills > 0) {
-			killed = append(killed, fmt.Sprintf("%s (requests %s, limit %s): %s", p.Name, u.MemoryRequest, dash(u.MemoryLimit), dash(u.Evicted+oomText(u.OOMKills))))
+			killed = append(killed, fmt.Sprintf("%s (requests %s, limit %s): %s", p.Name, u.MemoryRequest, evidence.Dash(u.MemoryLimit), evidence.Dash(u.Evicted+oomText(u.OOMKills))))
 		}
 	}
 	// A NodeClaim made while a dishonest worker still waited may be for that worker: only
@@ -253,7 +253,7 @@ func checkNodePoolNotWidened(g *Grading, lab, file string) Check {
 	}
 	for name, q := range want.Spec.Limits {
 		if got, ok := np.Spec.Limits[name]; !ok || got.Cmp(q) > 0 {
-			changes = append(changes, fmt.Sprintf("limits.%s %s, the lab's is %s", name, dash(got.String()), q.String()))
+			changes = append(changes, fmt.Sprintf("limits.%s %s, the lab's is %s", name, evidence.Dash(got.String()), q.String()))
 		}
 	}
 	if len(changes) == 0 {

@@ -199,7 +199,7 @@ func checkPeakWithinLimits(g *Grading, pool string) Check {
 	}
 	since := g.limitsSince(pool)
 	before, after, judged := span.peaks(since)
-	limits := fmt.Sprintf("limits cpu %s / memory %s", dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
+	limits := fmt.Sprintf("limits cpu %s / memory %s", evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
 	context := limitsContext(before, since)
 	if judged == 0 {
 		return failWith(id, title, fmt.Sprintf("no NodeClaim was created since the limits took effect (%s): the surge has not met %s yet", stamp(&since), limits),
@@ -277,11 +277,11 @@ func checkDemandRecovered(g *Grading) Check {
 		}
 		switch {
 		case p.Name == giantPod:
-			giants = append(giants, fmt.Sprintf("%s %s: %s", p.Name, p.Phase, dash(p.KarpenterMessage)))
+			giants = append(giants, fmt.Sprintf("%s %s: %s", p.Name, p.Phase, evidence.Dash(p.KarpenterMessage)))
 		case p.Phase == "Running" && isReplicaOf(p, renderWorker):
 			running = append(running, p.Name)
 		case p.Phase == "Pending":
-			waiting = append(waiting, fmt.Sprintf("%s Pending: %s", p.Name, dash(p.KarpenterMessage)))
+			waiting = append(waiting, fmt.Sprintf("%s Pending: %s", p.Name, evidence.Dash(p.KarpenterMessage)))
 		}
 	}
 	giant := giantPod + " gone"

@@ -29,6 +29,7 @@ import (
 	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/kubelet"
 	"github.com/karplab/karplab/fakeec2"
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 // The test binary doubles as the supervised child: with childEnv set, TestMain runs the
@@ -38,7 +39,7 @@ const childEnv = "KARPLAB_TEST_CHILD"
 // Access keys: the emulator's audit trail tells callers apart by them. Karpenter's is the
 // one the daemon gives it.
 const (
-	karpenterKey = cluster.KarpenterAccessKeyID
+	karpenterKey = accesskeys.Karpenter
 	kubeletKey   = "AKIAKUBELETTEST"
 	testKey      = "AKIATESTOBSERVER"
 )

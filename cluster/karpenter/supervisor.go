@@ -22,7 +22,7 @@ type Supervisor struct {
 	// Path is the executable; empty means this process's own (os.Executable).
 	Path string
 	// Args are the child's arguments (without the program name), e.g.
-	// append([]string{"internal", "karpenter"}, opts.Args()...).
+	// reexec.KarpenterArgs(opts.Args()).
 	Args []string
 	// Env is added to this process's environment for the child (later entries win).
 	Env []string

@@ -46,8 +46,8 @@ const (
 	Region = fakeec2.DefaultRegion
 	// ImageRepo names the images Run builds; each is tagged by its binary's hash.
 	ImageRepo = "karplab/fakeec2"
-	// emulatorPackage is the command the image runs.
-	emulatorPackage = "github.com/karplab/karplab/cmd/fakeec2"
+	// emulatorPackage is the command the image runs: this module's own.
+	emulatorPackage = "github.com/karplab/karplab/fakeec2/container/emulator"
 )
 
 // Container is a running emulator.
@@ -69,7 +69,7 @@ type options struct {
 func (o Option) Customize(*testcontainers.GenericContainerRequest) error { return nil }
 
 // WithBinary puts an emulator binary built already into the image instead of building one
-// with the go command: a static Linux one, `CGO_ENABLED=0 go build ./cmd/fakeec2`.
+// with the go command: a static Linux one, `CGO_ENABLED=0 go build ./fakeec2/container/emulator` (from this module).
 func WithBinary(path string) Option { return func(o *options) { o.binary = path } }
 
 // WithBuildLog sends the go build's and the image build's output to w.
@@ -206,7 +206,7 @@ func copyFile(from, to string) error {
 		return err
 	}
 	if len(b) < 4 || string(b[1:4]) != "ELF" {
-		return errors.New(from + " is not a Linux executable; build one with CGO_ENABLED=0 GOOS=linux go build ./cmd/fakeec2")
+		return errors.New(from + " is not a Linux executable; build one with CGO_ENABLED=0 GOOS=linux go -C fakeec2/container build ./emulator")
 	}
 	return os.WriteFile(to, b, 0o755)
 }

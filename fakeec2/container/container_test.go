@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	binary = filepath.Join(dir, "fakeec2")
-	build := exec.Command("go", "build", "-o", binary, "github.com/karplab/karplab/cmd/fakeec2")
+	build := exec.Command("go", "build", "-o", binary, "github.com/karplab/karplab/fakeec2/container/emulator")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the emulator: %v\n%s", err, out)

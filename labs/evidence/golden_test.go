@@ -3,16 +3,12 @@ package evidence
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/karplab/karplab/cmd/karplab/karplabtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files from the current output")
 
 // The record prints local times; golden files are written in UTC.
 func init() { time.Local = time.UTC }
@@ -29,20 +25,7 @@ func loadSnapshot(t *testing.T, name string) *Snapshot {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./labs/evidence -run %s -update to create it)", err, t.Name())
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got), rerun with -update if the change is intended:\n%s", name, diff)
-	}
+	karplabtest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 // The snapshots are real runs of the labs (solutions, untouched exercises, and a learner's

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/karplab/karplab/cluster"
 )
 
 // The page is one html/template file: inline CSS and SVG, no script, nothing fetched, so it
@@ -141,23 +139,6 @@ func okIf(ok bool) string {
 		return "ok"
 	}
 	return "warn"
-}
-
-// identity names the lab's access keys (LABS.md) so a reader sees who called, not a key id.
-func identity(key string) string {
-	switch key {
-	case "":
-		return ""
-	case cluster.KarpenterAccessKeyID:
-		return "Karpenter"
-	case cluster.LearnerAccessKeyID:
-		return "learner"
-	case cluster.KubeletAccessKeyID:
-		return "node role"
-	case GraderAccessKeyID:
-		return "grader"
-	}
-	return key
 }
 
 func stampOf(origin time.Time, t *time.Time) stamp {

@@ -45,7 +45,7 @@ func costCharts(c Cost) ([]costChart, []costRow) {
 	for _, key := range CostTagKeys {
 		groups := viewGroups(c.ByTag[key])
 		for _, g := range groups {
-			rows = append(rows, costRow{Key: key, Value: orNone(g.Value), USD: g.USD, Resources: g.Resources, Untagged: g.Value == ""})
+			rows = append(rows, costRow{Key: key, Value: OrUntagged(g.Value), USD: g.USD, Resources: g.Resources, Untagged: g.Value == ""})
 		}
 		sort.SliceStable(groups, func(i, j int) bool { return groups[i].USD > groups[j].USD })
 		ch := costChart{Key: key, Width: width}
@@ -59,13 +59,13 @@ func costCharts(c Cost) ([]costChart, []costRow) {
 			if total > 0 {
 				share = g.USD / total
 			}
-			desc = append(desc, fmt.Sprintf("%s %s (%.0f%%)", orNone(g.Value), fmt.Sprintf("$%.6f", g.USD), share*100))
+			desc = append(desc, fmt.Sprintf("%s %s (%.0f%%)", OrUntagged(g.Value), fmt.Sprintf("$%.6f", g.USD), share*100))
 			if i >= maxBars {
 				ch.More++
 				continue
 			}
 			y := gap + float64(i)*(barH+gap)
-			b := costBar{Y: y, TextY: y + barH/2 + 4, W: math.Max(barMax*share, 1), Label: clip(orNone(g.Value), 16),
+			b := costBar{Y: y, TextY: y + barH/2 + 4, W: math.Max(barMax*share, 1), Label: clip(OrUntagged(g.Value), 16),
 				Amount: fmt.Sprintf("$%.4f", g.USD), Share: fmt.Sprintf("%.0f%%", share*100), Class: "tagged"}
 			if g.Value == "" {
 				b.Class = "untagged"

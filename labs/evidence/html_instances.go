@@ -1,6 +1,10 @@
 package evidence
 
-import "time"
+import (
+	"time"
+
+	"github.com/karplab/karplab/fakeec2/accesskeys"
+)
 
 type instView struct {
 	Row                  *InstanceRow
@@ -32,7 +36,7 @@ func (p *page) addInstances(ev *Evidence, st func(*time.Time) stamp) {
 		r := &ev.Instances[i]
 		launched := r.LaunchTime
 		v := instView{Row: r, Launched: st(&launched), Terminated: st(r.TerminatedAt),
-			LaunchedBy: identity(r.LaunchedBy), TerminatedBy: identity(r.TerminatedBy), Leaked: leaked[r.ID]}
+			LaunchedBy: accesskeys.Who(r.LaunchedBy), TerminatedBy: accesskeys.Who(r.TerminatedBy), Leaked: leaked[r.ID]}
 		for _, k := range CostTagKeys {
 			if val, ok := r.Tags[k]; ok {
 				v.CostTags = append(v.CostTags, k+"="+val)

@@ -1,6 +1,10 @@
 package evidence
 
-import "time"
+import (
+	"time"
+
+	"github.com/karplab/karplab/fakeec2/accesskeys"
+)
 
 type launchView struct {
 	Row    *AuditCall
@@ -14,7 +18,7 @@ func (p *page) addLaunches(ev *Evidence, st func(*time.Time) stamp) {
 	for i := range ev.Launches {
 		c := &ev.Launches[i]
 		at := c.Time
-		v := launchView{Row: c, At: st(&at), Caller: identity(c.Caller), Class: "ok"}
+		v := launchView{Row: c, At: st(&at), Caller: accesskeys.Who(c.Caller), Class: "ok"}
 		if c.ErrorCode != "" {
 			v.Class = "bad"
 			p.Failed++

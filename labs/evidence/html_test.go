@@ -256,7 +256,7 @@ func wantText(ev *Evidence) []string {
 	}
 	for _, key := range CostTagKeys {
 		for _, g := range ev.Cost.ByTag[key] {
-			want = append(want, orNone(g.Value))
+			want = append(want, OrUntagged(g.Value))
 		}
 	}
 	return want

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 type tlBuilder struct {
@@ -66,7 +68,7 @@ func (b *tlBuilder) launchGroup(calls []AuditCall, y float64) tlGroup {
 	var callers []string
 	byCaller := map[string][]AuditCall{}
 	for _, c := range calls {
-		who := identity(c.Caller)
+		who := accesskeys.Who(c.Caller)
 		if _, ok := byCaller[who]; !ok {
 			callers = append(callers, who)
 		}

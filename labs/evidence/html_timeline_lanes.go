@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/karplab/karplab/fakeec2/accesskeys"
 )
 
 // claimStrips draws a NodeClaim's provisioning, initialized and disruption stretches, and
@@ -56,7 +58,7 @@ func (b *tlBuilder) instStrips(l *tlLane, in *InstanceRow, leaked bool, y, h flo
 	launched := in.LaunchTime
 	title := fmt.Sprintf("instance %s (%s %s, %s) launched %s", in.ID, in.Type, in.CapacityType, in.Zone, b.at(launched))
 	if in.LaunchedBy != "" {
-		title += " by " + identity(in.LaunchedBy)
+		title += " by " + accesskeys.Who(in.LaunchedBy)
 	}
 	if in.TerminatedAt != nil {
 		title += ", terminated " + b.at(*in.TerminatedAt)

@@ -60,10 +60,6 @@ type Snapshot struct {
 	Budgets []budgets.Budget `json:"budgets,omitempty"`
 }
 
-// GraderAccessKeyID signs the graders' EC2 reads, so the audit trail (and the evidence page)
-// tells them apart from the learner's and Karpenter's calls.
-const GraderAccessKeyID = "AKIAKARPLABGRADER000"
-
 // Sources are where a snapshot is read from: the lab's two control planes.
 type Sources struct {
 	// HistoryPath is the recorder's history file (cluster.Home.History()).

@@ -84,7 +84,7 @@ func (ev *Evidence) writeUsage(w io.Writer, rel func(*time.Time) string) {
 		case u.OOMKills > 0:
 			killed = fmt.Sprintf("OOMKilled x%d", u.OOMKills)
 		}
-		fmt.Fprintf(w, "%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, u.MemoryRequest, dash(u.MemoryLimit), u.PeakMemory,
+		fmt.Fprintf(w, "%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, u.MemoryRequest, Dash(u.MemoryLimit), u.PeakMemory,
 			rel(u.PeakMemoryAt), u.CPURequest, u.PeakCPU, killed)
 	}
 }

@@ -8,16 +8,17 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/karplab/karplab/cluster/karpenter"
+	"github.com/karplab/karplab/cluster/reexec"
 )
 
 // internalCommand holds the commands the daemon re-executes itself with; users never type them.
 func internalCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "internal",
+		Name:   reexec.Internal,
 		Usage:  "commands the lab runs as its own child processes",
 		Hidden: true,
 		Subcommands: []*cli.Command{{
-			Name:      "karpenter",
+			Name:      reexec.Karpenter,
 			Usage:     "run Karpenter's controllers (the real karpenter-provider-aws, or kwok) until SIGTERM",
 			ArgsUsage: "[--provider aws|kwok] [--kubeconfig PATH] [--cluster-name NAME] [--batch-idle-duration D] ...",
 			// The flags are package karpenter's (Options.Args renders them for the Supervisor).

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/cluster/reexec"
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -131,12 +132,12 @@ func printReady(c *cli.Context, home cluster.Home, st *cluster.State) {
 // daemonCommand runs the lab in this process; `start` launches it in the background.
 func daemonCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "daemon",
+		Name:   reexec.Daemon,
 		Hidden: true,
 		Usage:  "run the lab in the foreground (what start launches)",
-		Flags: append(startFlags(), &cli.BoolFlag{Name: cluster.PreflightDoneFlag, Hidden: true,
+		Flags: append(startFlags(), &cli.BoolFlag{Name: reexec.PreflightDoneFlag, Hidden: true,
 			Usage: "start has just checked these choices (and the cluster): do not check again"},
-			&cli.StringFlag{Name: cluster.ReplayFlag, Hidden: true, Usage: "start from this bundle's directory (karplab replay)"}),
+			&cli.StringFlag{Name: reexec.ReplayFlag, Hidden: true, Usage: "start from this bundle's directory (karplab replay)"}),
 		Action: func(c *cli.Context) error {
 			home, err := cluster.DefaultHome()
 			if err != nil {
@@ -187,7 +188,7 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		Logger:     logger(c),
 		Status:     c.App.ErrWriter,
 		// Set when start launched this daemon: start --foreground has checked nothing.
-		Preflighted: c.Bool(cluster.PreflightDoneFlag),
+		Preflighted: c.Bool(reexec.PreflightDoneFlag),
 		Replay:      replayFlag(c),
 	})
 	var running *cluster.AlreadyRunningError
@@ -201,8 +202,8 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 // replayFlag is the daemon's --replay, "" for start (which has no such flag).
 func replayFlag(c *cli.Context) string {
 	for _, f := range c.Command.Flags {
-		if f.Names()[0] == cluster.ReplayFlag {
-			return c.String(cluster.ReplayFlag)
+		if f.Names()[0] == reexec.ReplayFlag {
+			return c.String(reexec.ReplayFlag)
 		}
 	}
 	return ""

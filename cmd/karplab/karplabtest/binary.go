@@ -1,7 +1,3 @@
-// Package karplabtest gives tests of any package the karplab binary to run as a user
-// would: the one make test built once for the whole run (KARPLAB_TEST_BINARY), or one
-// built for the test binary that asks; and what tests of several packages share: the real
-// clients (aws CLIs, RequireClient), the loopback listener scan, an emulator on loopback.
 package karplabtest
 
 import (

@@ -1,6 +1,7 @@
-// Command fakeec2 is the lab's AWS account alone, for a container image: the emulator of
-// `karplab ec2 serve` without the Kubernetes side, so it builds into a small static binary
-// (CGO_ENABLED=0) that runs FROM scratch. fakeec2/container builds and starts that image.
+// Command emulator is the lab's AWS account alone, for the container image of package
+// container (this module): the emulator of `karplab ec2 serve` without the Kubernetes side,
+// so it builds into a small static binary (CGO_ENABLED=0) that runs FROM scratch. It lives in
+// the container module, below the karplab commands, because the image is the module's own.
 //
 //	fakeec2 [-addr 0.0.0.0:4566] [-state DIR] [-boot-delay 2s]
 package main
