@@ -121,13 +121,16 @@ func failWith(id, title, reason, hint string, problems, context []string) Check 
 }
 
 // contradictions lists where a check's verdict contradicts its own lines: a passed check
-// that prints a problem.
+// that prints a problem, or a failed one that prints none (the learner is told "no" without
+// a ✗ line saying why).
 func (c Check) contradictions() []string {
 	var out []string
 	if c.Passed {
 		for _, p := range c.Problems {
 			out = append(out, fmt.Sprintf("%s passed with the problem %q", c.ID, p))
 		}
+	} else if len(c.Problems) == 0 {
+		out = append(out, fmt.Sprintf("%s failed without a %s line saying why (reason %q)", c.ID, problemMark, c.Reason))
 	}
 	return out
 }
