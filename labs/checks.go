@@ -187,9 +187,9 @@ func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 		}
 	}
 	if running == 0 {
-		hint := g.noRunningPodHint()
-		chain = fail(cid, ctitle, "no running pod to trace", hint)
-		order = fail(oid, otitle, "no running pod to trace", hint)
+		hint, why := g.noRunningPodHint(), notRunning(pods)
+		chain = fail(cid, ctitle, "no running pod to trace", hint, why...)
+		order = fail(oid, otitle, "no running pod to trace", hint, why...)
 		return
 	}
 	if len(broken) == 0 {
@@ -210,6 +210,23 @@ func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 			"A pod that started before its node registered was not placed by this NodeClaim: look for a second NodePool or a static node.", first(outOfOrder, 5)...)
 	}
 	return
+}
+
+// notRunning names what the pods are instead of running: the ✗ lines of a chain with
+// nothing to trace.
+func notRunning(pods []evidence.PodRow) []string {
+	if len(pods) == 0 {
+		return []string{"no pod of the workload exists"}
+	}
+	var lines []string
+	for _, p := range pods {
+		msg := p.KarpenterMessage
+		if msg == "" {
+			msg = p.PendingReason
+		}
+		lines = append(lines, fmt.Sprintf("%s is %s, not Running: %s", p.Name, evidence.Dash(p.Phase), evidence.Dash(msg)))
+	}
+	return first(lines, 5)
 }
 
 // noRunningPodHint says what keeps every traced pod from running, as the lab is now.
@@ -430,8 +447,13 @@ func limitsContext(before limitPeak, since time.Time) []string {
 func checkWithinLimits(g *Grading, pool string) Check {
 	const id, title = "limits-respected", "The machines stayed within the NodePool's aggregate limits"
 	np, ok := g.nodePool(pool)
-	if !ok || len(np.Spec.Limits) == 0 {
-		return fail(id, title, "the NodePool sets no limits to respect", "Add spec.limits (cpu, memory) to the NodePool.")
+	if !ok {
+		return fail(id, title, "the NodePool sets no limits to respect", "kubectl apply -f nodepool.yaml, with spec.limits (cpu, memory).",
+			fmt.Sprintf("no NodePool %s was applied", pool))
+	}
+	if len(np.Spec.Limits) == 0 {
+		return fail(id, title, "the NodePool sets no limits to respect", "Add spec.limits (cpu, memory) to the NodePool and apply it.",
+			fmt.Sprintf("NodePool %s has no spec.limits: nothing caps the cpu and memory it may buy", pool))
 	}
 	// An instance counts until it terminates, or earlier once Karpenter stopped counting its
 	// NodeClaim (a disruption replacement overlaps the machine it replaces: claimsLeft).
