@@ -31,11 +31,15 @@ echo "karplab: no aws CLI on PATH besides this wrapper (apt-get install awscli)"
 exit 127
 `
 
-// BinDir holds the aws wrapper `karplab env` puts first on PATH.
+// BinDir holds what `karplab env` puts first on PATH: the aws wrapper, and karplab itself
+// (a lab's scripts call it: karplab ec2 billing, karplab time skip).
 func (h Home) BinDir() string { return h.path("bin") }
 
-// WriteAWSWrapper (re)writes the aws wrapper in BinDir.
-func (h Home) WriteAWSWrapper() error {
+// WriteBin (re)writes the aws wrapper in BinDir and links BinDir/karplab to the binary
+// karplab. With replace false an existing link that still resolves is kept (`karplab env`
+// run by another binary, say `go run`'s, does not take over the daemon's); karplab "" writes
+// the wrapper only.
+func (h Home) WriteBin(karplab string, replace bool) error {
 	if err := os.MkdirAll(h.BinDir(), 0o755); err != nil {
 		return err
 	}
@@ -44,7 +48,25 @@ func (h Home) WriteAWSWrapper() error {
 	if err := os.WriteFile(tmp, []byte(awsWrapper), 0o755); err != nil {
 		return fmt.Errorf("writing the aws wrapper: %w", err)
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if karplab == "" {
+		return nil
+	}
+	link := filepath.Join(h.BinDir(), "karplab")
+	if _, err := os.Stat(link); err == nil && !replace {
+		return nil
+	}
+	abs, err := filepath.Abs(karplab)
+	if err != nil {
+		return err
+	}
+	os.Remove(link + ".tmp")
+	if err := os.Symlink(abs, link+".tmp"); err != nil {
+		return fmt.Errorf("linking karplab into %s: %w", h.BinDir(), err)
+	}
+	return os.Rename(link+".tmp", link)
 }
 
 // ShellEnv is what `karplab env` prints and $KARPLAB_HOME/env holds: the exports of

@@ -25,7 +25,7 @@ func evalEnv(t *testing.T, h Home, path, script string, args ...string) (string,
 // which hands the next aws the lab's endpoint as a flag; PATH gains its directory once.
 func TestAWSWrapperPassesEndpoint(t *testing.T) {
 	h := Home(t.TempDir())
-	if err := h.writeEnvFile("http://127.0.0.1:9"); err != nil {
+	if err := h.writeEnvFile("http://127.0.0.1:9", fakeKarplab(t)); err != nil {
 		t.Fatal(err)
 	}
 	fake := t.TempDir()
@@ -42,10 +42,15 @@ func TestAWSWrapperPassesEndpoint(t *testing.T) {
 	if n := strings.Count(out, h.BinDir()); n != 1 {
 		t.Errorf("PATH holds %s %d times, want once:\n%s", h.BinDir(), n, out)
 	}
+	// karplab itself is on PATH too, from any folder: the labs' scripts call it.
+	out, err = evalEnv(t, h, fake+":/usr/bin:/bin", `cd / && karplab ec2 billing`)
+	if err != nil || !strings.Contains(out, "the lab's karplab: ec2 billing") {
+		t.Errorf("karplab after eval \"$(karplab env)\": %v\n%s", err, out)
+	}
 	// Two labs' env in one shell (a replay beside a lab): the later one's endpoint, once,
 	// and no wrapper calling the other back for ever.
 	other := Home(t.TempDir())
-	if err := other.writeEnvFile("http://127.0.0.1:10"); err != nil {
+	if err := other.writeEnvFile("http://127.0.0.1:10", ""); err != nil {
 		t.Fatal(err)
 	}
 	out, err = evalEnv(t, h, fake+":/usr/bin:/bin", `eval "$(cat "$2")"; aws ec2 describe-regions`, other.EnvFile())
@@ -69,13 +74,23 @@ func TestAWSWrapperPassesEndpoint(t *testing.T) {
 	}
 }
 
+// fakeKarplab is a stand-in for the lab's binary that says what it was asked.
+func fakeKarplab(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "karplab")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho \"the lab's karplab: $*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestAWSWrapperReachesTheLab: Debian's aws CLI v2 (2.9, which ignores AWS_ENDPOINT_URL)
 // reaches the emulator through the wrapper.
 func TestAWSWrapperReachesTheLab(t *testing.T) {
 	karplabtest.DebianAWSCLI(t)
 	_, url := karplabtest.ServeEmulator(t, fakeec2.Options{})
 	h := Home(t.TempDir())
-	if err := h.writeEnvFile(url); err != nil {
+	if err := h.writeEnvFile(url, ""); err != nil {
 		t.Fatal(err)
 	}
 	out, err := evalEnv(t, h, "/usr/bin:/bin", "aws ec2 describe-regions --query 'Regions[].RegionName' --output text")

@@ -24,7 +24,7 @@ func TestChooseEC2AddrWhenTheDefaultIsTaken(t *testing.T) {
 	if addr == DefaultEC2Addr || !strings.HasPrefix(addr, "127.0.0.1:") || !strings.Contains(note, DefaultEC2Addr+" is in use") || !strings.Contains(note, addr) {
 		t.Fatalf("with %s taken: addr %q, note %q", DefaultEC2Addr, addr, note)
 	}
-	if err := h.writeEnvFile("http://" + addr); err != nil {
+	if err := h.writeEnvFile("http://"+addr, ""); err != nil {
 		t.Fatal(err)
 	}
 	again, note, err := ChooseEC2Addr(h, "")

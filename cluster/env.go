@@ -45,10 +45,10 @@ func ShellExports(vars []string) string {
 	return b.String()
 }
 
-// writeEnvFile writes the shell exports to $KARPLAB_HOME/env for `source`, and the aws
-// wrapper they put on PATH.
-func (h Home) writeEnvFile(ec2Endpoint string) error {
-	if err := h.WriteAWSWrapper(); err != nil {
+// writeEnvFile writes the shell exports to $KARPLAB_HOME/env for `source`, and what they put
+// on PATH: the aws wrapper and a link to the binary karplab.
+func (h Home) writeEnvFile(ec2Endpoint, karplab string) error {
+	if err := h.WriteBin(karplab, true); err != nil {
 		return err
 	}
 	content := "# karplab: point kubectl and the aws CLI at the lab. Use: source " + h.EnvFile() + "\n" +

@@ -215,7 +215,7 @@ func ec2Service(d *daemon, be backend.Backend, endpoint string) *service {
 			}
 			httpSrv = &http.Server{Handler: ec2srv, ReadHeaderTimeout: 10 * time.Second}
 			go httpSrv.Serve(ln)
-			if err := cfg.Home.writeEnvFile(endpoint); err != nil {
+			if err := cfg.Home.writeEnvFile(endpoint, cfg.Executable); err != nil {
 				return "", fmt.Errorf("writing env file: %w", err)
 			}
 			d.setEndpoint(func(s *State) { s.EC2Endpoint = endpoint })

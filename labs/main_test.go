@@ -495,9 +495,10 @@ func debianAWSDir(t *testing.T) string {
 }
 
 // runShell runs script in sh after eval of the lab's env file, as a learner's shell would:
-// the karplab binary and binDirs (one or more directories, colon-separated: the aws CLI's)
-// on PATH, behind the env's aws wrapper; the lab's kubeconfig and credentials in the
-// environment. args are $2, ...
+// binDirs (one or more directories, colon-separated: the aws CLI's) on PATH, behind what the
+// env puts first (the aws wrapper, and karplab itself: the test adds no karplab of its own,
+// so a script that calls karplab proves the env makes it reachable); the lab's kubeconfig
+// and credentials in the environment. args are $2, ...
 func runShell(t *testing.T, binDirs, script string, args ...string) (string, error) {
 	t.Helper()
 	home := labOf(t).home
@@ -507,7 +508,7 @@ func runShell(t *testing.T, binDirs, script string, args ...string) (string, err
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(binary.exe)+":"+binDirs+":/usr/bin:/bin", "KARPLAB_HOME="+string(home), "HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, "PATH="+binDirs+":/usr/bin:/bin", "KARPLAB_HOME="+string(home), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

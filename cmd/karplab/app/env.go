@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,7 +17,9 @@ func envCommand() *cli.Command {
 It sets KUBECONFIG, AWS_ENDPOINT_URL, AWS_REGION and dummy AWS credentials, so the course's
 kubectl and aws commands work verbatim against the lab. It also puts $KARPLAB_HOME/bin first
 on PATH: its aws wrapper passes the endpoint as --endpoint-url to your aws CLI, because aws
-CLI v2 before 2.13 (Debian 12's) and v1 before 1.29 ignore AWS_ENDPOINT_URL.`,
+CLI v2 before 2.13 (Debian 12's) and v1 before 1.29 ignore AWS_ENDPOINT_URL; and karplab
+itself is there, so the labs' scripts (karplab ec2 billing, karplab time skip) run from any
+folder.`,
 		Action: func(c *cli.Context) error {
 			home, err := cluster.DefaultHome()
 			if err != nil {
@@ -26,7 +29,8 @@ CLI v2 before 2.13 (Debian 12's) and v1 before 1.29 ignore AWS_ENDPOINT_URL.`,
 			if st, err := home.ReadState(); err == nil && st.EC2Endpoint != "" {
 				endpoint = st.EC2Endpoint
 			}
-			if err := home.WriteAWSWrapper(); err != nil {
+			exe, _ := os.Executable()
+			if err := home.WriteBin(exe, false); err != nil {
 				return err
 			}
 			fmt.Fprint(c.App.Writer, cluster.ShellEnv(home, endpoint))
