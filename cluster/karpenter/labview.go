@@ -68,11 +68,15 @@ func (v *labView) once(o *sync.Once, msg string, args ...any) {
 	}
 }
 
-// lab puts a wall time into lab time.
+// lab puts a wall time of the API server's (whole seconds: metav1.Time drops the fraction)
+// into lab time. A time in the second of a skip takes the lead after it: a NodeClaim made
+// 0.3 s after the skip reads its creation as the second before, and with the lead before the
+// skip it would be born older than the registration TTL and deleted at once. One made in
+// that second before the skip reads under a second younger than it is.
 func (v *labView) lab(w time.Time) time.Time {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return w.Add(fakeec2.LeadAt(v.skips, w))
+	return w.Add(fakeec2.LeadAt(v.skips, w.Truncate(time.Second).Add(time.Second-time.Nanosecond)))
 }
 
 // refresh reads the skips off the lab account's audit trail until they add up to offset,

@@ -87,6 +87,32 @@ func TestLabViewRewritesNodeClaims(t *testing.T) {
 	}
 }
 
+// TestLabViewSecondOfTheSkip: the API server keeps whole seconds, so a NodeClaim made just
+// after a skip reads as made in the second the skip happened in: it takes the new lead (with
+// the old one a 15m skip made it 15 minutes old at birth, past the registration TTL, and
+// Karpenter deleted it 1.2 s after its launch), as does one in the skip's second before it.
+func TestLabViewSecondOfTheSkip(t *testing.T) {
+	skip := time.Date(2026, 12, 4, 10, 0, 0, 600_000_000, time.UTC) // 10:00:00.6
+	v := &labView{}
+	v.set([]fakeec2.LabSkip{{Wall: skip, From: skip, To: skip.Add(15 * time.Minute)}})
+	tests := []struct {
+		name    string
+		created time.Time // as the API server writes it
+		want    time.Time
+	}{
+		{"made 0.3 s after the skip (10:00:00.9)", time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC), time.Date(2026, 12, 4, 10, 15, 0, 0, time.UTC)},
+		{"the second after", time.Date(2026, 12, 4, 10, 0, 1, 0, time.UTC), time.Date(2026, 12, 4, 10, 15, 1, 0, time.UTC)},
+		{"the second before", time.Date(2026, 12, 4, 9, 59, 59, 0, time.UTC), time.Date(2026, 12, 4, 9, 59, 59, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := v.lab(tt.created); !got.Equal(tt.want) {
+				t.Errorf("lab(%s) = %s, want %s", tt.created.Format(time.TimeOnly), got.Format(time.TimeOnly), tt.want.Format(time.TimeOnly))
+			}
+		})
+	}
+}
+
 // TestNodeClaimsInLabTime: the daemon's typed conversion follows the same rule.
 func TestNodeClaimsInLabTime(t *testing.T) {
 	wall := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
