@@ -107,7 +107,8 @@ func checkFailingBoundary(g *Grading, stuck []stuckClaim) Check {
 	const id, title = "failing-boundary", "The earliest failing boundary is shown: NodeClaim Launched, instance running, no Node registered"
 	if len(stuck) == 0 {
 		return fail(id, title, "no NodeClaim in the evidence launched without its Node registering",
-			"Stage the lab (karplab lab run "+bootstrapLab+") and let the broken machines boot.")
+			"Stage the lab (karplab lab run "+bootstrapLab+") and let the broken machines boot.",
+			fmt.Sprintf("every launched NodeClaim's Node registered within %s: no machine failed to bootstrap", registrationGrace))
 	}
 	var lines []string
 	for _, s := range stuck {
@@ -124,8 +125,12 @@ func checkFailingBoundary(g *Grading, stuck []stuckClaim) Check {
 			s.Name, s.Launched.Local().Format("15:04:05"), state, waited.Round(time.Second), evidence.Dash(s.Registration)))
 	}
 	if len(lines) == 0 {
+		var unknown []string
+		for _, s := range stuck {
+			unknown = append(unknown, fmt.Sprintf("NodeClaim %s names instance %s, which EC2 does not know", s.Name, evidence.Dash(s.InstanceID)))
+		}
 		return fail(id, title, fmt.Sprintf("%d NodeClaims never registered, but EC2 knows none of their instances", len(stuck)),
-			"The boundary needs both sides: the instance running in EC2 and no Node in Kubernetes.")
+			"The boundary needs both sides: the instance running in EC2 and no Node in Kubernetes.", first(unknown, 4)...)
 	}
 	return pass(id, title, fmt.Sprintf("%d NodeClaims launched machines that never registered: bootstrap (user data -> nodeadm -> kubelet) is the failing boundary", len(lines)),
 		first(lines, 4)...)
@@ -142,7 +147,8 @@ func checkUserDataFixed(g *Grading) Check {
 		}
 	}
 	if len(used) == 0 {
-		return fail(id, title, "no NodePool references an EC2NodeClass", "Stage the lab: karplab lab run "+bootstrapLab)
+		return fail(id, title, "no NodePool references an EC2NodeClass", "Stage the lab: karplab lab run "+bootstrapLab,
+			"no live NodePool names an EC2NodeClass in spec.template.spec.nodeClassRef")
 	}
 	var broken, fine []string
 	for _, v := range g.hist.NodeClasses {
@@ -163,7 +169,12 @@ func checkUserDataFixed(g *Grading) Check {
 		return pass(id, title, fmt.Sprintf("%d EC2NodeClass(es) checked", len(fine)), fine...)
 	}
 	if len(broken) == 0 {
-		return fail(id, title, "no EC2NodeClass a NodePool uses exists", "kubectl apply -f nodeclass.yaml")
+		var missing []string
+		for name := range used {
+			missing = append(missing, "EC2NodeClass "+name+" does not exist, and a NodePool uses it")
+		}
+		sort.Strings(missing)
+		return fail(id, title, "no EC2NodeClass a NodePool uses exists", "kubectl apply -f nodeclass.yaml", missing...)
 	}
 	return fail(id, title, fmt.Sprintf("%d EC2NodeClass(es) still break bootstrap", len(broken)),
 		"Read what the instance runs at boot (aws ec2 describe-instance-attribute --attribute userData, base64-decoded), fix spec.userData and kubectl apply -f nodeclass.yaml.",
@@ -183,7 +194,8 @@ func scriptLine(script string, line int) string {
 func checkStuckGone(ev *evidence.Evidence, stuck []stuckClaim) Check {
 	const id, title = "stuck-nodeclaims-gone", "The stuck NodeClaims are gone and their instances terminated"
 	if len(stuck) == 0 {
-		return fail(id, title, "no stuck NodeClaim in the evidence to remove", "Stage the lab: karplab lab run "+bootstrapLab)
+		return fail(id, title, "no stuck NodeClaim in the evidence to remove", "Stage the lab: karplab lab run "+bootstrapLab,
+			"no NodeClaim ever launched a machine that failed to register: the incident was not staged")
 	}
 	var left, gone []string
 	for _, s := range stuck {

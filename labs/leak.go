@@ -102,7 +102,8 @@ func gradeLeak(g *Grading) []Check {
 }
 
 func noLeakStaged(id, title string) Check {
-	return fail(id, title, "the evidence shows no leaked instance at all", "Stage the lab: karplab lab run "+leakLab)
+	return fail(id, title, "the evidence shows no leaked instance at all", "Stage the lab: karplab lab run "+leakLab,
+		"no instance tagged for the cluster ever ran without a NodeClaim: the leak was not staged")
 }
 
 // checkLeakDetected: the learner described the instances after the leak began.
@@ -117,19 +118,34 @@ func checkLeakDetected(g *Grading, leaks []leakedInstance) Check {
 			since = l.Since
 		}
 	}
-	var calls []string
+	var calls, missed []string
+	var before *time.Time // the learner's last successful DescribeInstances before the leak
 	for _, e := range g.Snapshot.Audit {
-		if e.Action != "DescribeInstances" || e.Caller != accesskeys.Learner || e.Time.Before(since) || e.ErrorCode != "" {
+		if e.Action != "DescribeInstances" || e.Caller != accesskeys.Learner {
 			continue
 		}
-		calls = append(calls, fmt.Sprintf("DescribeInstances %s at %s%s", e.RequestID, e.Time.Local().Format("15:04:05"), describeFilters(e.Parameters)))
+		at := e.Time.Local().Format("15:04:05")
+		switch {
+		case e.ErrorCode != "" && !e.Time.Before(since):
+			missed = append(missed, fmt.Sprintf("your DescribeInstances %s at %s failed: %s", e.RequestID, at, e.ErrorCode))
+		case e.ErrorCode != "":
+		case e.Time.Before(since):
+			before = &e.Time
+		default:
+			calls = append(calls, fmt.Sprintf("DescribeInstances %s at %s%s", e.RequestID, at, describeFilters(e.Parameters)))
+		}
 	}
-	if len(calls) == 0 {
-		return fail(id, title, fmt.Sprintf("no DescribeInstances with your credentials (%s) since the leak began at %s",
-			accesskeys.Learner, since.Local().Format("15:04:05")),
-			"Compare what EC2 runs with what Kubernetes claims: aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general and kubectl get nodeclaims.")
+	if len(calls) > 0 {
+		return pass(id, title, fmt.Sprintf("%d DescribeInstances calls of yours after the leak began", len(calls)), first(calls, 3)...)
 	}
-	return pass(id, title, fmt.Sprintf("%d DescribeInstances calls of yours after the leak began", len(calls)), first(calls, 3)...)
+	began := since.Local().Format("15:04:05")
+	problems := []string{fmt.Sprintf("no DescribeInstances signed %s since the leak began at %s: kubectl does not show an instance that never joined", accesskeys.Learner, began)}
+	if before != nil {
+		problems = append(problems, fmt.Sprintf("your last DescribeInstances, at %s, came before the leak began", before.Local().Format("15:04:05")))
+	}
+	return fail(id, title, fmt.Sprintf("no DescribeInstances with your credentials (%s) since the leak began at %s", accesskeys.Learner, began),
+		"Compare what EC2 runs with what Kubernetes claims, after eval \"$(karplab env)\": aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general and kubectl get nodeclaims.",
+		append(problems, first(missed, 3)...)...)
 }
 
 // describeFilters renders a DescribeInstances call's filters and instance IDs.
@@ -288,6 +304,9 @@ func checkWorkloadIntact(ev *evidence.Evidence) Check {
 	reason := fmt.Sprintf("%d of %d render workers Running", running, leakReplicas)
 	if len(wrong) == 0 && running >= leakReplicas {
 		return pass(id, title, reason)
+	}
+	if running < leakReplicas {
+		wrong = append(wrong, fmt.Sprintf("%d of %d render workers Running", running, leakReplicas))
 	}
 	return fail(id, title, reason+fmt.Sprintf("; %d owned instances terminated by you", len(wrong)),
 		"Check an instance ID against kubectl get nodeclaims -o wide before you terminate it; Karpenter replaces what you took.",

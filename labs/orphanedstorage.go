@@ -209,7 +209,7 @@ func gradeOrphaned(g *Grading) []Check {
 
 func noOrphansStaged(id, title string) Check {
 	return fail(id, title, "the evidence shows no volume, snapshot or interface that outlived its instance",
-		"Stage the lab: karplab lab run "+orphanedLab)
+		"Stage the lab: karplab lab run "+orphanedLab, "nothing of the cluster outlived an instance: the incident was not staged")
 }
 
 const sweepHint = `Find them by the cluster's tags, then delete each:
@@ -319,11 +319,17 @@ func checkNodeClassDeletes(g *Grading) Check {
 	const id, title = "nodeclass-deletes-volumes", "The fixed EC2NodeClass's new instances delete their volumes on termination"
 	fixedAt, kept, ok := g.nodeClassFixedAt(generalPool)
 	if !ok {
-		return fail(id, title, "no EC2NodeClass "+generalPool+" was ever applied", "Stage the lab: karplab lab run "+orphanedLab)
+		return fail(id, title, "no EC2NodeClass "+generalPool+" was ever applied", "Stage the lab: karplab lab run "+orphanedLab,
+			"EC2NodeClass "+generalPool+" does not exist")
 	}
 	if len(kept) > 0 {
+		var lines []string
+		for _, dev := range kept {
+			lines = append(lines, fmt.Sprintf("EC2NodeClass %s: %s has deleteOnTermination: false, so every machine leaves it behind", generalPool, dev))
+		}
 		return fail(id, title, fmt.Sprintf("the EC2NodeClass keeps %s on termination", strings.Join(kept, ", ")),
-			"Set deleteOnTermination: true on every spec.blockDeviceMappings entry of nodeclass.yaml and kubectl apply -f nodeclass.yaml; Karpenter then replaces the drifted machines.")
+			"Set deleteOnTermination: true on every spec.blockDeviceMappings entry of nodeclass.yaml and kubectl apply -f nodeclass.yaml; Karpenter then replaces the drifted machines.",
+			lines...)
 	}
 	var good, bad, old []string
 	for _, in := range g.Evidence.InstancesOfPool(generalPool) {
@@ -360,7 +366,8 @@ func checkNodeClassDeletes(g *Grading) Check {
 			"Karpenter replaces machines whose EC2NodeClass drifted, within the disruption budget: kubectl get nodeclaims -w. Sweep the disks they leave after that.", old, good)
 	case len(good) == 0:
 		return fail(id, title, "no machine of the pool was launched since the fix at "+hms(fixedAt),
-			"Karpenter replaces the drifted machines: kubectl get nodeclaims -w")
+			"Karpenter replaces the drifted machines: kubectl get nodeclaims -w",
+			"no running machine of "+generalPool+" proves the fix yet: none was launched since "+hms(fixedAt))
 	}
 	return pass(id, title, fmt.Sprintf("%s launched since the fix at %s, every volume DeleteOnTermination", nouns(len(good), "machine"), hms(fixedAt)), good...)
 }

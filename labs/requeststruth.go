@@ -13,6 +13,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/karplab/karplab/cluster/metrics"
 	"github.com/karplab/karplab/exercises"
 	"github.com/karplab/karplab/labs/evidence"
 )
@@ -87,11 +88,12 @@ func checkRequestsCoverPeaks(g *Grading) Check {
 	const id, title = "requests-cover-peaks", "The workers' memory requests cover their observed peak"
 	ev := g.Evidence
 	if g.Snapshot.Usage == nil {
-		return fail(id, title, "no usage was observed: the lab's metrics API is not running", "karplab status lists metrics-server; it runs on the embedded backend.")
+		return fail(id, title, "no usage was observed: the lab's metrics API is not running", "karplab status lists metrics-server; it runs on the embedded backend.", noMetrics)
 	}
 	peak, who := observedPeak(ev)
 	if peak == 0 {
-		return fail(id, title, "no render worker has been observed using memory yet", "Stage the lab (karplab lab run "+truthLab+") and wait for kubectl top pods -n ziba to show them.")
+		return fail(id, title, "no render worker has been observed using memory yet", "Stage the lab (karplab lab run "+truthLab+") and wait for kubectl top pods -n ziba to show them.",
+			"the metrics-server has no sample of a render worker: there is no peak to cover")
 	}
 	seen := fmt.Sprintf("observed peak %s (%s at %s)", evidence.MemoryString(peak), who.Name, stamp(who.Usage.PeakMemoryAt))
 	var short, ok []string
@@ -109,6 +111,9 @@ func checkRequestsCoverPeaks(g *Grading) Check {
 	if len(short) == 0 && len(ok) > 0 {
 		return pass(id, title, fmt.Sprintf("%d running workers request at least the %s", len(ok), seen), first(ok, 6)...)
 	}
+	if len(short) == 0 {
+		short = []string{"no render worker is Running to judge: kubectl get pods -n ziba"}
+	}
 	return fail(id, title, fmt.Sprintf("%d running workers request less than the %s", len(short), seen),
 		"Karpenter and the scheduler reserve what pods request, not what they use: set resources.requests.memory (and a limit above it) from kubectl top pods -n ziba, then kubectl apply -f workload.yaml.",
 		first(short, 6)...)
@@ -121,7 +126,7 @@ func checkMachinesHoldPeaks(g *Grading) Check {
 	ev := g.Evidence
 	rep := g.Snapshot.Usage
 	if rep == nil {
-		return fail(id, title, "no usage was observed: the lab's metrics API is not running", "karplab status lists metrics-server.")
+		return fail(id, title, "no usage was observed: the lab's metrics API is not running", "karplab status lists metrics-server.", noMetrics)
 	}
 	peaks := map[string]int64{}
 	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
@@ -130,6 +135,7 @@ func checkMachinesHoldPeaks(g *Grading) Check {
 		}
 	}
 	var bad, ok []string
+	over, lingering := 0, 0 // machines the peaks overflow; whose MemoryPressure outlasts the pressure
 	for _, n := range rep.Nodes {
 		sum, runs := peaks[n.Name]
 		if !runs {
@@ -138,10 +144,14 @@ func checkMachinesHoldPeaks(g *Grading) Check {
 		alloc := n.Allocatable.Memory.Value()
 		line := fmt.Sprintf("%s: workers' peaks %s of %s allocatable (requests reserve %s)", n.Name, evidence.MemoryString(sum), evidence.MemoryString(alloc), evidence.MemoryString(requestedOn(ev, n.Name)))
 		switch {
-		case n.MemoryPressure:
-			bad = append(bad, line+"; MemoryPressure=True")
 		case sum > alloc:
+			over++
 			bad = append(bad, line)
+		case n.MemoryPressure:
+			if n.Pods.Memory.Value() <= alloc {
+				lingering++
+			}
+			bad = append(bad, pressureLine(n, sum, alloc))
 		default:
 			ok = append(ok, line)
 		}
@@ -152,11 +162,36 @@ func checkMachinesHoldPeaks(g *Grading) Check {
 		return pass(id, title, fmt.Sprintf("%s hold their workers' peaks", nouns(len(ok), "machine")), first(ok, 6)...)
 	}
 	if len(bad) == 0 {
-		return fail(id, title, "no worker runs on a machine the metrics-server samples", "kubectl top nodes; kubectl get pods -n ziba -o wide")
+		return fail(id, title, "no worker runs on a machine the metrics-server samples", "kubectl top nodes; kubectl get pods -n ziba -o wide",
+			"no running render worker is on a Ready node the metrics-server samples")
 	}
-	return failWith(id, title, fmt.Sprintf("the workers' peaks exceed the memory of %s", nouns(len(bad), "machine")),
+	if lingering == len(bad) {
+		return failWith(id, title, fmt.Sprintf("the workers' peaks fit, but %s still report MemoryPressure", nouns(len(bad), "machine")),
+			fmt.Sprintf("The pressure is over: the kubelet clears MemoryPressure (and the node's memory-pressure taint) once it has been gone for %s. Watch it: kubectl describe nodes | grep -E 'Name:|MemoryPressure', then check again.", metrics.DefaultPressureTransitionPeriod),
+			first(bad, 6), first(ok, 3))
+	}
+	reason := fmt.Sprintf("the workers' peaks exceed the memory of %s", nouns(over, "machine"))
+	if over == 0 {
+		reason = fmt.Sprintf("%s under memory pressure from what their pods use", nouns(len(bad)-lingering, "machine"))
+	}
+	return failWith(id, title, reason,
 		"A machine sized from dishonest requests cannot hold what its pods use: fix the requests, and Karpenter sizes the next machines from them (the old ones drain as the workers move).",
 		first(bad, 6), first(ok, 3))
+}
+
+// noMetrics is the ✗ line of a usage check without the lab's metrics-server.
+const noMetrics = "the lab's metrics-server recorded nothing: no peak, no machine's usage"
+
+// pressureLine says what holds on a node that reports MemoryPressure although the peaks of
+// the workers it runs now fit: what its pods use now, and what keeps the condition up.
+func pressureLine(n metrics.NodeUsage, peaks, alloc int64) string {
+	now := n.Pods.Memory.Value()
+	why := fmt.Sprintf("the pressure has passed; the kubelet keeps the condition for %s after it ends", metrics.DefaultPressureTransitionPeriod)
+	if now > alloc {
+		why = "its pods (not only the workers) use more than its allocatable memory"
+	}
+	return fmt.Sprintf("%s: MemoryPressure=True, though the workers' peaks %s fit its %s allocatable; its pods use %s now: %s",
+		n.Name, evidence.MemoryString(peaks), evidence.MemoryString(alloc), evidence.MemoryString(now), why)
 }
 
 // requestedOn sums the memory the running workers on node request.
@@ -178,7 +213,8 @@ func checkNoEvictionSinceFix(g *Grading) Check {
 	peak, _ := observedPeak(ev)
 	since := fixedSince(ev, peak)
 	if since.IsZero() {
-		return fail(id, title, "no worker with an honest memory request has run yet", "Fix the requests in workload.yaml and apply it.")
+		return fail(id, title, "no worker with an honest memory request has run yet", "Fix the requests in workload.yaml and apply it.",
+			dishonestWorkers(ev, peak)...)
 	}
 	var killed, sized []string
 	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
@@ -225,6 +261,23 @@ func checkNoEvictionSinceFix(g *Grading) Check {
 		first(killed, 6), evidence)
 }
 
+// dishonestWorkers are the ✗ lines before any worker requested the peak: what each
+// requests now.
+func dishonestWorkers(ev *evidence.Evidence, peak int64) []string {
+	var lines []string
+	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
+		if !isReplicaOf(p, renderWorker) || p.DeletedAt != nil || p.Usage == nil {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%s requests %s, below the observed peak %s", p.Name, p.Usage.MemoryRequest, evidence.MemoryString(peak)))
+	}
+	if len(lines) == 0 {
+		return []string{"no render worker with a memory request was observed"}
+	}
+	sort.Strings(lines)
+	return first(lines, 6)
+}
+
 func oomText(n int) string {
 	if n == 0 {
 		return ""
@@ -238,11 +291,11 @@ func checkNodePoolNotWidened(g *Grading, lab, file string) Check {
 	const id, title = "nodepool-not-widened", "The NodePool was not widened to compensate: its requirements and limits are the lab's"
 	want, err := stagedNodePool(lab, file)
 	if err != nil {
-		return fail(id, title, "reading the lab's NodePool: "+err.Error(), "This is the lab's own error; report it.")
+		return fail(id, title, "reading the lab's NodePool: "+err.Error(), "This is the lab's own error; report it.", err.Error())
 	}
 	np, ok := g.nodePool(want.Name)
 	if !ok {
-		return fail(id, title, "NodePool "+want.Name+" is gone", "kubectl apply -f "+file)
+		return fail(id, title, "NodePool "+want.Name+" is gone", "kubectl apply -f "+file, "NodePool "+want.Name+" does not exist")
 	}
 	var changes []string
 	have := requirementStrings(np.Spec.Template.Spec.Requirements)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func TestIntegrationRequestsTruthSolutionPasses(t *testing.T) {
@@ -45,4 +46,41 @@ func TestIntegrationRequestsTruthExerciseFailsThenFixPasses(t *testing.T) {
 	}
 	t.Logf("%s", reportText(r))
 	fixPasses(t, e, l, r, 6*time.Minute, "truth-learner", e.applySolution(truthLab))
+}
+
+// A machine that still reports MemoryPressure after its workers' peaks fit again (the
+// kubelet keeps the condition 5 minutes after the pressure ends) fails machines-hold-peaks
+// with a line saying so, not with "peaks 4Gi of 6844Mi" as if they overflowed; the hint
+// says the pressure is over. Pods besides the workers over allocatable are named as such.
+func TestMachinesHoldPeaksSaysWhyPressureLasts(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		podsOver bool
+		wantLine string
+		wantHint string
+	}{
+		{name: "the condition outlasts the pressure", wantLine: "the pressure has passed; the kubelet keeps the condition for 5m0s after it ends", wantHint: "The pressure is over"},
+		{name: "other pods press the machine", podsOver: true, wantLine: "its pods (not only the workers) use more than its allocatable memory", wantHint: "fix the requests"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := loadSnapshot(t, "truth-learner")
+			n := &snap.Usage.Nodes[0]
+			n.MemoryPressure = true
+			if tt.podsOver {
+				n.Pods.Memory = n.Allocatable.Memory.DeepCopy()
+				n.Pods.Memory.Add(resource.MustParse("1Gi"))
+			}
+			c := checkMachinesHoldPeaks(newGrading(t.Context(), nil, snap))
+			if c.Passed || len(c.contradictions()) > 0 {
+				t.Fatalf("passed %t, contradictions %v", c.Passed, c.contradictions())
+			}
+			if !strings.Contains(strings.Join(c.Problems, "\n"), n.Name+": MemoryPressure=True, though the workers' peaks 12Gi fit") ||
+				!strings.Contains(strings.Join(c.Problems, "\n"), tt.wantLine) {
+				t.Errorf("want a line on %s saying %q, got %q", n.Name, tt.wantLine, c.Problems)
+			}
+			if !strings.Contains(c.Hint, tt.wantHint) {
+				t.Errorf("hint %q, want it to say %q", c.Hint, tt.wantHint)
+			}
+		})
+	}
 }
