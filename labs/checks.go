@@ -437,12 +437,76 @@ func (p limitPeak) over(limits karpv1.Limits) []string {
 	return out
 }
 
-// limitsContext is the history line for capacity launched before the limits took effect.
-func limitsContext(before limitPeak, since time.Time) []string {
+// claimCapacity is what Karpenter counts against a pool's limits for each NodeClaim: its
+// status.capacity once launched, from the moment it was created (in flight) until it leaves
+// the count (claimsLeft).
+type claimCapacity struct {
+	name        string
+	created     time.Time
+	deleted     *time.Time // when it left the count
+	cpu, memory resource.Quantity
+}
+
+func poolClaims(g *Grading, pool string) []claimCapacity {
+	left := claimsLeft(g)
+	var out []claimCapacity
+	for _, v := range g.hist.NodeClaims {
+		var c claimCapacity
+		for _, nc := range v.States {
+			if nc.Labels[karpv1.NodePoolLabelKey] != pool {
+				continue
+			}
+			c.name, c.created = nc.Name, nc.CreationTimestamp.Time
+			if q, ok := nc.Status.Capacity[corev1.ResourceCPU]; ok {
+				c.cpu, c.memory = q, nc.Status.Capacity[corev1.ResourceMemory]
+			}
+		}
+		if c.name != "" {
+			if t, ok := left[c.name]; ok {
+				c.deleted = &t
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// limitsHistory is the history line for the capacity the pool's NodeClaims held before its
+// current limits took effect at since, with the limits in force then. It counts NodeClaims,
+// which the recorder keeps from their creation, not instances (EC2 stops describing a
+// terminated one within the hour), so every check that quotes it quotes the same peak.
+func (g *Grading) limitsHistory(pool string, since time.Time) []string {
+	var span limitSpan
+	for _, c := range poolClaims(g, pool) {
+		span.add(c.created, c.deleted, c.cpu.MilliValue(), c.memory.Value())
+	}
+	before, _, _ := span.peaks(since)
 	if before.cpu == 0 && before.mem == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("before the limits took effect at %s: peak %s (%s; not judged: no limit bound it then)", stamp(&since), before, stamp(&before.at))}
+	return []string{fmt.Sprintf("before the limits took effect at %s: peak %s in %s (%s), under %s then; not judged",
+		stamp(&since), before, nouns(int(before.n), "NodeClaim"), stamp(&before.at), limitsText(g.limitsAt(pool, before.at)))}
+}
+
+// limitsAt is the pool's spec.limits in force at t, as recorded.
+func (g *Grading) limitsAt(pool string, t time.Time) karpv1.Limits {
+	var out karpv1.Limits
+	for _, v := range g.hist.NodePools {
+		for i, np := range v.States {
+			if np.Name == pool && i < len(v.Seen) && !v.Seen[i].After(t) {
+				out = np.Spec.Limits
+			}
+		}
+	}
+	return out
+}
+
+// limitsText renders a pool's limits ("limits cpu 200 / memory 800Gi", or "no limits").
+func limitsText(l karpv1.Limits) string {
+	if len(l) == 0 {
+		return "no limits"
+	}
+	return fmt.Sprintf("limits cpu %s / memory %s", evidence.Dash(quantity(l, corev1.ResourceCPU)), evidence.Dash(quantity(l, corev1.ResourceMemory)))
 }
 
 // checkWithinLimits: since the pool's limits took effect, no launch took its running
@@ -475,15 +539,15 @@ func checkWithinLimits(g *Grading, pool string) Check {
 		}
 	}
 	since := g.limitsSince(pool)
-	before, after, judged := span.peaks(since)
-	limits := fmt.Sprintf("limits cpu %s / memory %s", evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
-	context := limitsContext(before, since)
+	_, after, judged := span.peaks(since)
+	limits := limitsText(np.Spec.Limits)
+	context := g.limitsHistory(pool, since)
 	if judged == 0 {
 		current := limitPeak{cpu: nowCPU, mem: nowMem}
 		reason := fmt.Sprintf("no machine launched since the limits took effect (%s); %s run now against %s", stamp(&since), current, limits)
 		if over := current.over(np.Spec.Limits); len(over) > 0 {
 			return failWith(id, title, reason,
-				"The machines over the limits were launched before the limits existed; Karpenter launches nothing while the pool is over them, and consolidation removes them once the demand is gone (karplab time skip 5m).",
+				"The machines over the limits were launched before these limits took effect; Karpenter launches nothing while the pool is over them, and consolidation removes them once the demand is gone (karplab time skip 5m).",
 				over, context)
 		}
 		return pass(id, title, reason, context...)

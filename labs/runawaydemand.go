@@ -130,7 +130,7 @@ func checkSurgeRehearsed(g *Grading) Check {
 		if !since.IsZero() {
 			reason += " since the limits took effect (" + stamp(&since) + ")"
 		}
-		return failWith(id, title, reason, hint, nil, context)
+		return failWith(id, title, reason, hint, []string{"not rehearsed: " + reason}, context)
 	}
 	said := "-"
 	for _, p := range giants {
@@ -142,45 +142,16 @@ func checkSurgeRehearsed(g *Grading) Check {
 		append([]string{"Karpenter on " + giantPod + ": " + said}, context...)...)
 }
 
-// claimCapacity is what Karpenter counts against a pool's limits for each NodeClaim: its
-// status.capacity once launched, from the moment it was created (in flight) until it leaves
-// the count (claimsLeft).
-type claimCapacity struct {
-	name        string
-	created     time.Time
-	deleted     *time.Time // when it left the count
-	cpu, memory resource.Quantity
-}
-
-func poolClaims(g *Grading, pool string) []claimCapacity {
-	left := claimsLeft(g)
-	var out []claimCapacity
-	for _, v := range g.hist.NodeClaims {
-		var c claimCapacity
-		for _, nc := range v.States {
-			if nc.Labels[karpv1.NodePoolLabelKey] != pool {
-				continue
-			}
-			c.name, c.created = nc.Name, nc.CreationTimestamp.Time
-			if q, ok := nc.Status.Capacity[corev1.ResourceCPU]; ok {
-				c.cpu, c.memory = q, nc.Status.Capacity[corev1.ResourceMemory]
-			}
-		}
-		if c.name != "" {
-			if t, ok := left[c.name]; ok {
-				c.deleted = &t
-			}
-			out = append(out, c)
-		}
-	}
-	return out
-}
+// courseLimits are the course's NodePool limits (the seed's spec.limits): the bound the
+// drill is judged against, whatever limits the pool sets.
+var courseLimits = karpv1.Limits{corev1.ResourceCPU: resource.MustParse("200"), corev1.ResourceMemory: resource.MustParse("800Gi")}
 
 // checkPeakWithinLimits: since the pool's limits took effect, its NodeClaims, in flight or
 // running, together held no more than the limits at any creation of one: the reconciliation
 // race the course names, where claims still launching are not yet counted by a controller
 // that reads only nodes. The limits must have been exercised: a surge run before they
-// existed is history, and one that launched nothing since proves nothing.
+// existed is history, and one that launched nothing since proves nothing. Limits far above
+// the course's bound nothing, and the surge shows it; limits far below it starve the pool.
 func checkPeakWithinLimits(g *Grading, pool string) Check {
 	const id, title = "peak-within-limits", "At its peak, counting NodeClaims still in flight, the pool stayed within its limits"
 	claims := poolClaims(g, pool)
@@ -188,30 +159,69 @@ func checkPeakWithinLimits(g *Grading, pool string) Check {
 	for _, c := range claims {
 		span.add(c.created, c.deleted, c.cpu.MilliValue(), c.memory.Value())
 	}
+	course := limitsText(courseLimits)
 	np, ok := g.nodePool(pool)
 	if !ok || len(np.Spec.Limits) == 0 {
 		_, all, _ := span.peaks(time.Time{})
 		return fail(id, title, fmt.Sprintf("NodePool %s sets no limits; peak %s in %s (%s)", pool, all, nouns(int(all.n), "NodeClaim"), stamp(&all.at)),
-			"Without spec.limits every pending pod becomes a machine: restore limits (cpu 200, memory 800Gi) before the surge.")
+			"Without spec.limits every pending pod becomes a machine: restore the course's limits (cpu 200, memory 800Gi) in "+runawayLab+"/nodepool.yaml and kubectl apply -f "+runawayLab+"/nodepool.yaml before the surge.",
+			fmt.Sprintf("NodePool %s sets no spec.limits (the course's: %s)", pool, course))
 	}
 	if len(claims) == 0 {
-		return fail(id, title, "no NodeClaim of "+pool+" was recorded", "Stage the lab: karplab lab run "+runawayLab)
+		return fail(id, title, "no NodeClaim of "+pool+" was recorded", "Stage the lab: karplab lab run "+runawayLab, "no NodeClaim of "+pool+" to count")
 	}
 	since := g.limitsSince(pool)
-	before, after, judged := span.peaks(since)
-	limits := fmt.Sprintf("limits cpu %s / memory %s", evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceCPU)), evidence.Dash(quantity(np.Spec.Limits, corev1.ResourceMemory)))
-	context := limitsContext(before, since)
+	_, after, judged := span.peaks(since)
+	limits := limitsText(np.Spec.Limits)
+	context := g.limitsHistory(pool, since)
+	off := offCourse(np.Spec.Limits)
+	const hintCourse = "Set the course's limits (cpu \"200\", memory 800Gi) in " + runawayLab + "/nodepool.yaml and kubectl apply -f " + runawayLab + "/nodepool.yaml, then rehearse the surge again as README.md says."
 	if judged == 0 {
-		return failWith(id, title, fmt.Sprintf("no NodeClaim was created since the limits took effect (%s): the surge has not met %s yet", stamp(&since), limits),
-			"Rehearse the surge with the limits in place, on the honest demand's machines: kubectl apply -f "+runawayLab+"/workload.yaml and kubectl delete pod -n ziba "+giantPod+
-				" (if the first surge is still there), let Karpenter remove the surge's machines (karplab time skip 5m, then kubectl get nodeclaims until few are left), then kubectl apply -f "+runawayLab+"/surge.yaml.",
-			nil, context)
+		what := fmt.Sprintf("no NodeClaim was created since the limits took effect (%s): the surge has not met %s yet", stamp(&since), limits)
+		hint := "Rehearse the surge with the limits in place, on the honest demand's machines: kubectl apply -f " + runawayLab + "/workload.yaml and kubectl delete pod -n ziba " + giantPod +
+			" (if the first surge is still there), let Karpenter remove the surge's machines (karplab time skip 5m, then kubectl get nodeclaims until few are left), then kubectl apply -f " + runawayLab + "/surge.yaml."
+		if len(off) > 0 {
+			hint = hintCourse
+		}
+		return failWith(id, title, what, hint, append(off, "untested: "+limits+" have bounded no surge yet"), context)
 	}
 	reason := fmt.Sprintf("since the limits took effect (%s): peak %s in %s (%s) against %s", stamp(&since), after, nouns(int(after.n), "NodeClaim"), stamp(&after.at), limits)
 	if over := after.over(np.Spec.Limits); len(over) > 0 {
 		return failWith(id, title, reason, "The limits must be in place before the demand arrives: Karpenter checks them when it creates a NodeClaim, not afterwards.", over, context)
 	}
+	var problems []string
+	if cpu := courseLimits[corev1.ResourceCPU]; after.cpu > cpu.MilliValue() {
+		problems = append(problems, fmt.Sprintf("the surge bought %s vCPU, beyond the course's bound of %s: %s bounded nothing", resource.NewMilliQuantity(after.cpu, resource.DecimalSI), cpu.String(), limits))
+	}
+	if mem := courseLimits[corev1.ResourceMemory]; after.mem > mem.Value() {
+		problems = append(problems, fmt.Sprintf("the surge bought %.0fGi memory, beyond the course's bound of %s: %s bounded nothing", float64(after.mem)/(1<<30), mem.String(), limits))
+	}
+	if problems = append(problems, off...); len(problems) > 0 {
+		return failWith(id, title, reason, hintCourse, problems, context)
+	}
 	return pass(id, title, reason, context...)
+}
+
+// offCourse lists the limits under half the course's or over twice it: a pool that cannot
+// grow for honest demand is an outage waiting, and one that may buy ten times the course's
+// capacity is not bounded.
+func offCourse(limits karpv1.Limits) []string {
+	var out []string
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		q, ok := limits[res]
+		want := courseLimits[res]
+		if !ok {
+			continue
+		}
+		ratio := q.AsApproximateFloat64() / want.AsApproximateFloat64()
+		switch {
+		case ratio < 0.5:
+			out = append(out, fmt.Sprintf("limits.%s %s is %.0f%% of the course's %s: the pool cannot grow for honest demand", res, q.String(), ratio*100, want.String()))
+		case ratio > 2:
+			out = append(out, fmt.Sprintf("limits.%s %s is %.0f times the course's %s: it bounds nothing the surge asks for", res, q.String(), ratio, want.String()))
+		}
+	}
+	return out
 }
 
 // coversPool reports whether a budget counts the pool's machines: no filter, or a
@@ -253,7 +263,10 @@ func checkAlertBeforeThreshold(g *Grading, pool string) Check {
 		}
 	}
 	if len(g.Snapshot.Budgets) == 0 {
-		return fail(id, title, "the account has no budget", hint)
+		return fail(id, title, "the account has no budget", hint, "no budget counts "+pool+"'s spend: karplab ec2 budget list shows none")
+	}
+	if len(late) == 0 {
+		late = []string{"no alert has fired yet: the spend has not reached an alert's threshold"}
 	}
 	return failWith(id, title, "no alert fired before the spend crossed its budget", hint, first(late, 6), first(seen, 4))
 }
@@ -292,9 +305,13 @@ func checkDemandRecovered(g *Grading) Check {
 	if len(running) == runawayHonest && len(waiting) == 0 && len(giants) == 0 {
 		return pass(id, title, reason)
 	}
+	problems := append(giants, waiting...)
+	if len(running) != runawayHonest {
+		problems = append(problems, fmt.Sprintf("%d render workers Running, not the honest %d", len(running), runawayHonest))
+	}
 	return fail(id, title, reason,
 		"Recover at the earliest failing boundary, the demand: kubectl apply -f "+runawayLab+"/workload.yaml and kubectl delete pod -n ziba "+giantPod+"; widening the pool only buys the mistake.",
-		first(append(giants, waiting...), 6)...)
+		first(problems, 6)...)
 }
 
 func stageRunaway(ctx context.Context, e *Env, out io.Writer, opts StageOptions) error {

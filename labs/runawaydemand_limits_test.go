@@ -20,11 +20,11 @@ func TestLimitsCountUntilKarpenterLetsGo(t *testing.T) {
 	t0 := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	pool := karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: generalPool, UID: "np"},
-		Spec: karpv1.NodePoolSpec{Limits: karpv1.Limits{corev1.ResourceCPU: resource.MustParse("16")}}}
+		Spec: karpv1.NodePoolSpec{Limits: karpv1.Limits{corev1.ResourceCPU: resource.MustParse("200")}}}
 	claim := func(name string, created int, disrupted *int) *evidence.Versions[karpv1.NodeClaim] {
 		nc := karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(at(created)),
 			Labels: map[string]string{karpv1.NodePoolLabelKey: generalPool}}}
-		nc.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("64Gi")}
+		nc.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("128"), corev1.ResourceMemory: resource.MustParse("512Gi")}
 		if disrupted != nil {
 			nc.Status.Conditions = append(nc.Status.Conditions, status.Condition{Type: karpv1.ConditionTypeDisruptionReason,
 				Status: metav1.ConditionTrue, Reason: "Underutilized", LastTransitionTime: metav1.NewTime(at(*disrupted))})
@@ -33,7 +33,7 @@ func TestLimitsCountUntilKarpenterLetsGo(t *testing.T) {
 	}
 	instance := func(id, claim string, launched, terminated int) evidence.InstanceRow {
 		end := at(terminated)
-		return evidence.InstanceRow{ID: id, Type: "m6i.4xlarge", State: "terminated", NodeClaim: claim, NodePool: generalPool,
+		return evidence.InstanceRow{ID: id, Type: "m6i.32xlarge", State: "terminated", NodeClaim: claim, NodePool: generalPool,
 			LaunchTime: at(launched), TerminatedAt: &end}
 	}
 	five := 5
@@ -43,7 +43,7 @@ func TestLimitsCountUntilKarpenterLetsGo(t *testing.T) {
 		want      bool
 	}{
 		{name: "the old one marked for disruption before its replacement", disrupted: &five, want: true},
-		{name: "no disruption: two machines of 16 vCPU at once", want: false},
+		{name: "no disruption: two machines of 128 vCPU at once", want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
