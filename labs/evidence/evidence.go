@@ -344,6 +344,7 @@ func CorrelateHistory(h *History, s *Snapshot) *Evidence {
 		}
 		ev.Pods = append(ev.Pods, row)
 	}
+	nameLaunchedClaims(ev, byProviderClaim)
 	addUsage(ev, s.Usage)
 	ev.Leaks = findLeaks(ev, h)
 	ev.Unattached = findUnattached(s, ev.Instances)
@@ -553,6 +554,32 @@ func launchCalls(audit []trail.AuditEvent) []AuditCall {
 		out = append(out, c)
 	}
 	return out
+}
+
+// nameLaunchedClaims names the NodeClaim of each launch call whose request carried no
+// karpenter.sh/nodeclaim tag (the real provider's CreateFleet tags by NodePool; the
+// NodeClaim's name reaches the instance later, by CreateTags) from what it created: the
+// instance's tag, else the NodeClaim whose providerID names the instance.
+func nameLaunchedClaims(ev *Evidence, byProviderClaim map[string]string) {
+	byInstance := map[string]string{}
+	for _, in := range ev.Instances {
+		if in.NodeClaim != "" {
+			byInstance[in.ID] = in.NodeClaim
+		}
+	}
+	for pid, name := range byProviderClaim {
+		if id := InstanceIDFromProviderID(pid); id != "" && byInstance[id] == "" {
+			byInstance[id] = name
+		}
+	}
+	for i := range ev.Launches {
+		c := &ev.Launches[i]
+		for _, id := range c.Created {
+			if c.NodeClaim == "" {
+				c.NodeClaim = byInstance[id]
+			}
+		}
+	}
 }
 
 // RequestTag finds a tag's value in a launch call's TagSpecification parameters.

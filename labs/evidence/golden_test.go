@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +79,32 @@ func TestGoldenEvidence(t *testing.T) {
 				golden(t, tt.name+".evidence.json", js.Bytes())
 			}
 		})
+	}
+}
+
+// Every launch call that created an instance names the NodeClaim it launched for, in the
+// saved runs of every lab, though the real provider's CreateFleet carries no
+// karpenter.sh/nodeclaim tag (its instance gets it later): the launch table once showed "-".
+func TestLaunchCallsNameTheirNodeClaim(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "*-solution.snapshot.json.gz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no saved solution runs: %v", err)
+	}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".snapshot.json.gz")
+		ev := Correlate(loadSnapshot(t, name))
+		named := 0
+		for _, c := range ev.Launches {
+			instances := slices.ContainsFunc(c.Created, func(id string) bool { return strings.HasPrefix(id, "i-") })
+			if instances && c.ErrorCode == "" {
+				if c.NodeClaim == "" {
+					t.Errorf("%s: %s %s created %v for no NodeClaim", name, c.Action, c.RequestID, c.Created)
+				}
+				named++
+			}
+		}
+		if named == 0 && len(ev.NodeClaims) > 0 {
+			t.Errorf("%s: %d NodeClaims but no launch call that created an instance", name, len(ev.NodeClaims))
+		}
 	}
 }
