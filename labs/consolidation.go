@@ -99,11 +99,16 @@ func checkConsolidated(g *Grading, claims, consolidated []claimLife) Check {
 		}
 	}
 	if len(consolidated) == 0 {
-		hint := "Set spec.disruption.consolidationPolicy: WhenEmptyOrUnderutilized and the seed's consolidateAfter: 5m, then let five quiet minutes pass: karplab time skip 5m. kubectl describe nodepool ziba-general and the NodeClaims' events say why Karpenter waits."
+		hint := "Set spec.disruption.consolidationPolicy: WhenEmptyOrUnderutilized, the seed's consolidateAfter: 5m and budget nodes: \"20%\" (kubectl apply -f consolidation/nodepool.yaml), then let five quiet minutes pass: karplab time skip 5m. kubectl describe nodepool ziba-general and the NodeClaims' events say why Karpenter waits."
 		if running > consLowReplicas {
 			hint = fmt.Sprintf("Demand has not dropped yet: %d workers run. kubectl scale deployment %s -n %s --replicas=%d", running, renderWorker, zibaNamespace, consLowReplicas)
 		}
-		return fail(id, title, fmt.Sprintf("no NodeClaim of %s was consolidated: %d nodes at the peak, %d now", generalPool, peak, len(live)), hint)
+		why := g.whyNotConsolidated(running, len(live))
+		if len(why) == 0 {
+			why = []string{fmt.Sprintf("%d nodes run, as many as at the peak (%d): Karpenter marked none Empty or Underutilized yet", len(live), peak)}
+			hint = "The NodePool is as the seed's: let five quiet minutes pass (karplab time skip 5m), then kubectl get nodeclaims -w."
+		}
+		return fail(id, title, fmt.Sprintf("no NodeClaim of %s was consolidated: %d nodes at the peak, %d now", generalPool, peak, len(live)), hint, why...)
 	}
 	var pending []string
 	for _, c := range claims {
@@ -127,6 +132,36 @@ func checkConsolidated(g *Grading, claims, consolidated []claimLife) Check {
 			underused, proofs)
 	}
 	return pass(id, title, fmt.Sprintf("%d NodeClaims consolidated: %d nodes at the peak, %d now, none of them removable", len(consolidated), peak, len(live)), proofs...)
+}
+
+// whyNotConsolidated names what in the NodePool, the PDB or the demand keeps Karpenter from
+// consolidating the pool now.
+func (g *Grading) whyNotConsolidated(running, nodes int) []string {
+	var why []string
+	if running > consLowReplicas {
+		why = append(why, fmt.Sprintf("%d render workers run: the demand has not dropped to %d", running, consLowReplicas))
+	}
+	np, ok := g.nodePool(generalPool)
+	if !ok {
+		return append(why, "no NodePool "+generalPool+" is applied")
+	}
+	d := np.Spec.Disruption
+	if d.ConsolidationPolicy != karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized {
+		why = append(why, fmt.Sprintf("consolidationPolicy %s removes only nodes with no pod at all, and every node still runs a worker", evidence.Dash(string(d.ConsolidationPolicy))))
+	}
+	switch after := d.ConsolidateAfter.Duration; {
+	case after == nil:
+		why = append(why, "consolidateAfter Never: no node is ever a candidate")
+	case *after != consolidationQuiet:
+		why = append(why, fmt.Sprintf("consolidateAfter %s, not the seed's 5m (karplab time skip 5m lets five quiet minutes pass, not %s)", shortDuration(*after), shortDuration(*after)))
+	}
+	if allowed := allowedDisruptions(np, max(nodes, 1), karpv1.DisruptionReasonUnderutilized, g.Snapshot.TakenAt); allowed == 0 {
+		why = append(why, fmt.Sprintf("the disruption budgets allow 0 of the %d nodes to be disrupted now (the seed's: nodes \"20%%\")", nodes))
+	}
+	if pdb, ok := g.pdbFor(zibaNamespace, g.podLabelsOf(zibaNamespace, renderWorker)); ok && pdbMinAvailable(pdb, running) >= running && running > 0 {
+		why = append(why, describePDB(pdb)+fmt.Sprintf(": keeps all %d running workers, so no eviction is allowed and no node drains", running))
+	}
+	return why
 }
 
 // checkDisruptionBudget: the NodePool's budgets allow no more than 20% of its nodes at once
@@ -189,7 +224,8 @@ func countOrAll(allowed, nodes int) string {
 func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 	const id, title = "pods-rescheduled", "The pods of consolidated nodes were rescheduled and run again"
 	if len(consolidated) == 0 {
-		return fail(id, title, "no node was consolidated, so no pod moved", "Fix the consolidation first.")
+		return fail(id, title, "no node was consolidated, so no pod moved", "Fix the consolidation first (see nodes-consolidated).",
+			"no NodeClaim of "+generalPool+" was consolidated: no pod was moved to judge")
 	}
 	pods := g.Evidence.PodsOf(zibaNamespace, renderWorker)
 	var displaced []evidence.PodRow
@@ -207,7 +243,8 @@ func checkRescheduled(g *Grading, consolidated []claimLife) Check {
 	}
 	if len(displaced) == 0 {
 		return fail(id, title, fmt.Sprintf("%d nodes were consolidated, all of them empty: no pod had to move", len(consolidated)),
-			"Only an underutilized node's consolidation moves pods; WhenEmptyOrUnderutilized allows it.")
+			"Only an underutilized node's consolidation moves pods; WhenEmptyOrUnderutilized allows it.",
+			fmt.Sprintf("%s consolidated, none of them running a pod: no underutilized node was consolidated", nouns(len(consolidated), "node")))
 	}
 	proofs, missing := matchReplacements(displaced, pods)
 	if len(missing) > 0 {
@@ -257,7 +294,8 @@ func matchReplacements(displaced, pods []evidence.PodRow) (proofs, missing []str
 func checkCleanedUp(ev *evidence.Evidence, consolidated []claimLife) Check {
 	const id, title = "consolidated-cleaned-up", "Consolidated machines are gone on the EC2 side: instance terminated, volumes and interfaces deleted, billing stopped"
 	if len(consolidated) == 0 {
-		return fail(id, title, "no node was consolidated", "Fix the consolidation first.")
+		return fail(id, title, "no node was consolidated", "Fix the consolidation first (see nodes-consolidated).",
+			"no NodeClaim of "+generalPool+" was consolidated: no machine was removed to judge")
 	}
 	var bad, good []string
 	for _, c := range consolidated {
@@ -291,11 +329,13 @@ func checkCostSaved(g *Grading) Check {
 		}
 	}
 	if peak == 0 {
-		return fail(id, title, "nothing was ever billed for NodePool "+generalPool, "Stage the lab and apply the NodePool first.")
+		return fail(id, title, "nothing was ever billed for NodePool "+generalPool, "Stage the lab and apply the NodePool first.",
+			"no instance of NodePool "+generalPool+" was ever billed")
 	}
 	reason := fmt.Sprintf("$%.4f/h at the peak (from %s), $%.4f/h now with %s", peak, hms(at), now, nouns(running, "instance"))
 	if now >= peak {
-		return fail(id, title, reason+": nothing saved", "Consolidation removes the machines the lower demand does not need; the ledger stops billing them at termination.")
+		return fail(id, title, reason+": nothing saved", "Consolidation removes the machines the lower demand does not need; the ledger stops billing them at termination.",
+			fmt.Sprintf("the pool bills $%.4f/h now, as much as at its peak: no machine it bought for the peak has gone", now))
 	}
 	saved := peak - now
 	return pass(id, title, reason, fmt.Sprintf("saves $%.4f/h (%.0f%%), $%.2f over 30 days", saved, 100*saved/peak, saved*24*30))
@@ -415,3 +455,15 @@ const (
 	consolidationStep  = 40 * time.Second
 	consolidationSkips = 8
 )
+
+// shortDuration writes a duration as a manifest does: 10m, not 10m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -164,6 +164,16 @@ func gradeDenied(g *Grading) []Check {
 	)
 }
 
+// podRow is the evidence's row of a recorded pod (empty when it has none).
+func (g *Grading) podRow(v *evidence.Versions[corev1.Pod]) evidence.PodRow {
+	for _, r := range g.Evidence.Pods {
+		if r.UID == v.UID {
+			return r
+		}
+	}
+	return evidence.PodRow{}
+}
+
 // podByName returns the latest recorded state of the named pod in ns.
 func (g *Grading) podByName(ns, name string) (*evidence.Versions[corev1.Pod], evidence.PodRow, bool) {
 	var found *evidence.Versions[corev1.Pod]
@@ -176,12 +186,7 @@ func (g *Grading) podByName(ns, name string) (*evidence.Versions[corev1.Pod], ev
 	if found == nil {
 		return nil, evidence.PodRow{}, false
 	}
-	for _, r := range g.Evidence.Pods {
-		if r.UID == found.UID {
-			return found, r, true
-		}
-	}
-	return found, evidence.PodRow{}, false
+	return found, g.podRow(found), true
 }
 
 // checkDeniedPod: the pod is Pending with Karpenter's quoted mismatch, and nothing was bought
@@ -192,8 +197,19 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 		return fail(fp.id, fp.title, fmt.Sprintf("pod %s/%s was never created", zibaNamespace, fp.name),
 			"Stage the lab: karplab lab run "+deniedLab)
 	}
-	p := newPursuit(g)
-	if row.Phase != "Pending" {
+	p := newPursuit(g, row)
+	switch row.Phase {
+	case "Pending":
+	case "Deleted":
+		// A bare pod deleted with its node does not come back by itself.
+		p.problems = append(p.problems, fmt.Sprintf("the pod is gone: deleted at %s (it was on node %s), and a bare pod is not recreated", hmsPtr(row.DeletedAt), evidence.Dash(row.Node)))
+		p.hint = "Create the pod again, so the bounded NodePool refuses it: kubectl apply -f " + deniedLab + "/workload.yaml"
+		if pod := v.Last(); !g.poolsRefuse(&pod) {
+			p.hint = "Bound the NodePool first (it admits this pod: kubectl describe nodepool " + generalPool + "), then create the pod again: kubectl apply -f " + deniedLab + "/workload.yaml"
+		}
+	case "Running":
+		p.problems = append(p.problems, fmt.Sprintf("the pod runs on node %s (NodeClaim %s, %s): capacity was bought for it", evidence.Dash(row.Node), evidence.Dash(row.NodeClaim), g.instanceType(row.InstanceID)))
+	default:
 		p.problems = append(p.problems, fmt.Sprintf("the pod is %s (node %s), not Pending", row.Phase, evidence.Dash(row.Node)))
 	}
 	p.readLaunches(g, fp, p.readClaims(g, fp, row))
@@ -230,9 +246,29 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	if len(p.problems) == 0 {
 		return pass(fp.id, fp.title, "Pending with an explained mismatch; no NodeClaim, no launch request and no instance for it under the current NodePool", evidence...)
 	}
-	return failWith(fp.id, fp.title, fmt.Sprintf("capacity was pursued for a forbidden pod: %s", p.problems[0]),
-		"Bound the NodePool so Karpenter cannot synthesise this capacity at all (kubectl describe nodepool ziba-general), and check aws ec2 describe-instances.",
-		first(p.problems, 5), evidence)
+	hint := p.hint
+	if hint == "" {
+		hint = "Bound the NodePool so Karpenter cannot synthesise this capacity at all (kubectl describe nodepool ziba-general), and check aws ec2 describe-instances."
+	}
+	return failWith(fp.id, fp.title, fmt.Sprintf("capacity was pursued for a forbidden pod: %s", p.problems[0]), hint, first(p.problems, 5), evidence)
+}
+
+// poolsRefuse reports whether every live NodePool refuses pod by its own bounds.
+func (g *Grading) poolsRefuse(pod *corev1.Pod) bool {
+	for _, np := range g.liveNodePools() {
+		if nodePoolRefuses(np, pod) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// instanceType names an instance by its type ("instance i-... r6i.32xlarge"), as far as EC2 knows it.
+func (g *Grading) instanceType(id string) string {
+	if in, ok := g.Evidence.Instance(id); ok {
+		return fmt.Sprintf("instance %s %s", in.ID, in.Type)
+	}
+	return "instance " + evidence.Dash(id)
 }
 
 // pursuit sorts the capacity pursued for a forbidden pod into what is graded and what is
@@ -242,6 +278,8 @@ type pursuit struct {
 	since             time.Time
 	spans             map[string]claimSpan // NodeClaim name -> when it was made, and if it is gone
 	problems, earlier []string
+	pod               evidence.PodRow // the forbidden pod, as it is now
+	hint              string          // what to do, when the problems call for more than bounding the NodePool
 }
 
 type claimSpan struct {
@@ -249,8 +287,8 @@ type claimSpan struct {
 	gone    bool
 }
 
-func newPursuit(g *Grading) *pursuit {
-	p := &pursuit{since: g.boundsSince(), spans: map[string]claimSpan{}}
+func newPursuit(g *Grading, pod evidence.PodRow) *pursuit {
+	p := &pursuit{since: g.boundsSince(), spans: map[string]claimSpan{}, pod: pod}
 	for _, v := range g.hist.NodeClaims {
 		p.spans[v.Last().Name] = claimSpan{v.States[0].CreationTimestamp.Time, v.Deleted != nil}
 	}
@@ -268,8 +306,8 @@ func (p *pursuit) note(graded bool, line string) {
 }
 
 // claimGraded says whether what NodeClaim name did at is graded. A NodeClaim made under an
-// earlier spec is history once deleted; while it exists it keeps trying to launch for the
-// pod, under the current spec too.
+// earlier spec is history once deleted; while it exists it is graded under the current spec
+// too: it keeps trying to launch for the pod, or it runs the pod on what it bought.
 func (p *pursuit) claimGraded(name string, at time.Time) (bool, string) {
 	l, ok := p.spans[name]
 	switch {
@@ -277,6 +315,11 @@ func (p *pursuit) claimGraded(name string, at time.Time) (bool, string) {
 		return p.current(at), ""
 	case !p.current(l.created) && l.gone:
 		return false, ""
+	case !p.current(l.created) && name == p.pod.NodeClaim && p.pod.Phase == "Running":
+		// Deleting it deletes the bare pod too: the hint says to create it again.
+		p.hint = fmt.Sprintf("The machine bought before the NodePool was bounded still runs the pod, and Karpenter does not take it back: "+
+			"kubectl delete nodeclaim %s (the bare pod goes with its node), then create the pod again, which the bounded NodePool now refuses: kubectl apply -f %s/workload.yaml", name, deniedLab)
+		return true, " (made under an earlier NodePool spec, it runs the pod: delete it, then apply the workload again)"
 	case !p.current(l.created):
 		return true, " (made under an earlier NodePool spec, it still exists and retries: delete it)"
 	}
@@ -359,11 +402,15 @@ func checkRefusedByNodePool(g *Grading) Check {
 			admitted = append(admitted, fp.name+": never created (stage the lab)")
 			continue
 		}
-		pod := v.Last()
+		pod, row := v.Last(), g.podRow(v)
 		for _, np := range pools {
-			if why := nodePoolRefuses(np, &pod); why != "" {
+			why := nodePoolRefuses(np, &pod)
+			switch {
+			case why != "":
 				refused = append(refused, fmt.Sprintf("%s: NodePool %s refuses it: %s", fp.name, np.Name, why))
-			} else {
+			case row.Phase == "Running":
+				admitted = append(admitted, fmt.Sprintf("%s: NodePool %s admits it, and it runs on node %s (%s)", fp.name, np.Name, evidence.Dash(row.Node), g.instanceType(row.InstanceID)))
+			default:
 				admitted = append(admitted, fmt.Sprintf("%s: NodePool %s admits it; only the region's offerings stop it today", fp.name, np.Name))
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/karplab/karplab/labs/evidence"
 )
 
 // The happy path is the seed's incident: ten render workers Pending because their memory
@@ -38,7 +40,7 @@ encrypted disks, IMDSv2 and cost tags on the EC2 side.`,
 			pods := ev.PodsOf(zibaNamespace, renderWorker)
 			chain, order := checkChains(g, pods)
 			return []Check{
-				checkRunning(ev, zibaNamespace, renderWorker, renderReplicas, courseExample),
+				exampleRuns(ev, checkRunning(ev, zibaNamespace, renderWorker, renderReplicas, courseExample)),
 				chain,
 				order,
 				checkBounded(g, generalPool),
@@ -81,4 +83,28 @@ func stageHappy(ctx context.Context, e *Env, out io.Writer, opts StageOptions) e
 	}
 	fmt.Fprintf(out, "\nAll %d render workers run. Grade it: karplab check happy-path; read it: karplab evidence\n", renderReplicas)
 	return nil
+}
+
+// exampleRuns holds workload-running to the course's example pod too: a bare pod, so once a
+// disruption evicts it (drift replacing its machine) or someone deletes it, nothing makes it
+// again. Runs saved before staging made it have no such pod, and are not judged on it.
+func exampleRuns(ev *evidence.Evidence, c Check) Check {
+	var last *evidence.PodRow
+	for i, p := range ev.Pods {
+		if p.Namespace == zibaNamespace && p.Name == courseExample && (last == nil || !p.Created.Before(last.Created)) {
+			last = &ev.Pods[i]
+		}
+	}
+	if last == nil || last.Phase == "Running" || last.Phase == "Pending" {
+		return c
+	}
+	line := fmt.Sprintf("%s is %s (it ran on node %s): a bare pod, so nothing creates it again", courseExample, last.Phase, evidence.Dash(last.Node))
+	if last.Phase == "Deleted" {
+		line = fmt.Sprintf("%s is gone: deleted at %s (it ran on node %s), and a bare pod is not recreated", courseExample, hmsPtr(last.DeletedAt), evidence.Dash(last.Node))
+	}
+	hint := "Create the course's example pod again: kubectl apply -f happy-path/workload.yaml (the Deployment in it is unchanged)"
+	if !c.Passed {
+		hint = c.Hint + " " + hint
+	}
+	return failWith(c.ID, c.Title, c.Reason+", and the course's example pod does not run", hint, append(c.Problems, line), c.Evidence)
 }

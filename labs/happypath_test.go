@@ -129,12 +129,19 @@ func TestCheckRunningCourseExample(t *testing.T) {
 			wantReason: "10 of 10 ziba/ziba-render-worker pods Running, 1 Pending"},
 		{name: "example is not a replica", pods: append(replicas(9, "Running"), example("Running")),
 			wantReason: "9 of 10 ziba/ziba-render-worker pods Running, 0 Pending"},
+		// A drift replacement evicted the bare example pod: nothing makes it again.
+		{name: "example gone", pods: append(replicas(10, "Running"), example("Deleted")),
+			wantReason: "10 of 10 ziba/ziba-render-worker pods Running, and the course's example pod does not run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := checkRunning(&evidence.Evidence{Pods: tt.pods}, zibaNamespace, renderWorker, renderReplicas, courseExample)
+			ev := &evidence.Evidence{Pods: tt.pods}
+			c := exampleRuns(ev, checkRunning(ev, zibaNamespace, renderWorker, renderReplicas, courseExample))
 			if c.Passed != tt.wantPass || c.Reason != tt.wantReason {
 				t.Errorf("passed %t reason %q, want %t %q", c.Passed, c.Reason, tt.wantPass, tt.wantReason)
+			}
+			if x := c.contradictions(); len(x) > 0 {
+				t.Errorf("contradictions: %v", x)
 			}
 		})
 	}
