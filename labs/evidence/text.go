@@ -37,10 +37,12 @@ func (ev *Evidence) WriteText(w io.Writer) error {
 
 	p("POD\tUID\tPENDING\tNODECLAIM\tINSTANCE\tNODE\tSCHEDULED\tSTARTED\tPHASE\n")
 	for _, r := range ev.Pods {
-		created := r.Created
-		p("%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, short(r.UID), rel(r.PendingSince),
+		pending := rel(r.PendingSince)
+		if r.PendingSince == nil && r.ScheduledAt != nil {
+			pending = "never" // bound as it was made: a replacement's pods find its node ready
+		}
+		p("%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Name, short(r.UID), pending,
 			Dash(r.NodeClaim), Dash(r.InstanceID), Dash(r.Node), rel(r.ScheduledAt), rel(r.StartedAt), r.Phase)
-		_ = created
 	}
 	ev.writeUsage(tw, rel)
 	p("\nNODECLAIM\tNODEPOOL\tTYPE\tZONE\tCAPACITY\tCREATED\tLAUNCHED\tREGISTERED\tINITIALIZED\tDELETED\tDISRUPTION\n")
