@@ -215,7 +215,8 @@ func gradeAMIDrift(g *Grading) []Check {
 func checkAMIPinned(history []pinState) Check {
 	const id, title = "ami-pinned", "The EC2NodeClass selects an immutable AMI: a pinned release (al2023@vYYYYMMDD) or an AMI ID"
 	if len(history) == 0 {
-		return fail(id, title, "no EC2NodeClass "+amiNodeClass+" was ever applied", "kubectl apply -f nodepool.yaml")
+		return fail(id, title, "no EC2NodeClass "+amiNodeClass+" was ever applied", "kubectl apply -f "+amiDriftLab+"/nodepool.yaml",
+			"no EC2NodeClass "+amiNodeClass+" selects an AMI")
 	}
 	now := history[len(history)-1]
 	if !now.Pin.pinned() {
@@ -230,13 +231,22 @@ func checkReleasePublished(pub publication, ok bool) Check {
 	const id, title = "release-published", "AWS published a new AL2023 release during the lab, and Karpenter resolved the EC2NodeClass again after it"
 	const hint = "Once the workers run, run karplab lab run ami-drift again: AWS publishes a new release."
 	if !ok {
-		return fail(id, title, "no AMI release was published since the lab started", hint)
+		return fail(id, title, "no AMI release was published since the lab started", hint, "no new AL2023 release yet: the publication is the lab's second run")
 	}
 	reason := fmt.Sprintf("release v%s published at %s", pub.Release, hms(pub.At))
 	if pub.Resolved == nil {
-		return failWith(id, title, reason+"; Karpenter has not looked at the images since", "Wait for the EC2NodeClass controller (it resolves at least every minute).", nil, pub.Images)
+		return failWith(id, title, reason+"; Karpenter has not looked at the images since", "Wait for the EC2NodeClass controller (it resolves at least every minute).",
+			[]string{"no DescribeImages by Karpenter since v" + pub.Release + " was published"}, pub.Images)
 	}
 	return pass(id, title, reason+fmt.Sprintf("; Karpenter's DescribeImages at %s (+%s)", hms(*pub.Resolved), pub.Resolved.Sub(pub.At).Round(time.Millisecond)), pub.Images...)
+}
+
+// pinNow is the AMI selection in force now (empty without an EC2NodeClass).
+func pinNow(history []pinState) amiPin {
+	if len(history) == 0 {
+		return amiPin{}
+	}
+	return history[len(history)-1].Pin
 }
 
 // pinAt is the AMI selection in force at t.
@@ -265,7 +275,8 @@ func pinChangedBetween(history []pinState, from, to time.Time) bool {
 func checkNoUnplannedRollout(g *Grading, history []pinState, pub publication, published bool, releases map[string]string) Check {
 	const id, title = "no-unplanned-rollout", "The publication replaced no node by itself: every drift replacement followed a change of the pin"
 	if !published {
-		return fail(id, title, "no release was published yet, so nothing was tested", "Once the workers run, run karplab lab run ami-drift again.")
+		return fail(id, title, "no release was published yet, so nothing was tested", "Once the workers run, run karplab lab run ami-drift again.",
+			"no publication has tested the pin yet")
 	}
 	var unplanned, planned []string
 	for _, c := range g.claimLives(generalPool) {
@@ -302,14 +313,15 @@ func checkApprovedAMI(g *Grading, history []pinState, releases map[string]string
 		}
 	}
 	if len(running) == 0 {
-		return fail(id, title, "no instance of "+generalPool+" runs", "Apply the NodePool and stage the workload.")
+		return fail(id, title, "no instance of "+generalPool+" runs", "kubectl apply -f "+amiDriftLab+"/nodepool.yaml, then kubectl get nodeclaims -w until the workers' machines run.",
+			"no running instance carries karpenter.sh/nodepool="+generalPool)
 	}
 	var lines []string
 	for _, in := range running {
 		lines = append(lines, fmt.Sprintf("%s runs %s (v%s)", in.ID, in.ImageID, evidence.Dash(releases[in.ImageID])))
 	}
 	if len(history) == 0 {
-		return failWith(id, title, "no EC2NodeClass to compare with", "kubectl apply -f nodepool.yaml", nil, lines)
+		return failWith(id, title, "no EC2NodeClass to compare with", "kubectl apply -f "+amiDriftLab+"/nodepool.yaml", []string{"no EC2NodeClass " + amiNodeClass + " names an approved AMI"}, lines)
 	}
 	pin := history[len(history)-1].Pin
 	if !pin.pinned() {
@@ -337,7 +349,8 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 	const id, title = "rollback-rehearsed", "The rollout and the rollback were rehearsed: pinned forward to the new release, then back, and the instances followed"
 	const hint = "After the publication, pin al2023@v<new release> (kubectl apply or kubectl edit ec2nodeclass ziba-general), wait until every node runs it, then pin the previous release again."
 	if !published {
-		return fail(id, title, "no release was published yet", "Once the workers run, run karplab lab run ami-drift again.")
+		return fail(id, title, "no release was published yet", "Once the workers run, run karplab lab run ami-drift again.",
+			"no new release to roll forward to yet")
 	}
 	var forward, back *pinState
 	for i := range history {
@@ -353,7 +366,8 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 		}
 	}
 	if forward == nil {
-		return fail(id, title, fmt.Sprintf("the EC2NodeClass was never pinned to v%s", pub.Release), hint)
+		return failWith(id, title, fmt.Sprintf("the EC2NodeClass was never pinned to v%s", pub.Release), hint,
+			[]string{fmt.Sprintf("no rollout rehearsed: since v%s was published, amiSelectorTerms never named al2023@v%s (now %s)", pub.Release, pub.Release, evidence.Dash(pinNow(history).String()))}, nil)
 	}
 	ev := []string{fmt.Sprintf("%s pinned %s", hms(forward.At), forward.Pin)}
 	var forwardLaunches []string
@@ -364,10 +378,12 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 	}
 	ev = append(ev, forwardLaunches...)
 	if len(forwardLaunches) == 0 {
-		return failWith(id, title, fmt.Sprintf("pinned to v%s, but no instance came up on it", pub.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).", nil, ev)
+		return failWith(id, title, fmt.Sprintf("pinned to v%s, but no instance came up on it", pub.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).",
+			[]string{fmt.Sprintf("no instance launched on v%s since the pin moved to it at %s", pub.Release, hms(forward.At))}, ev)
 	}
 	if back == nil {
-		return failWith(id, title, fmt.Sprintf("rolled forward to v%s, never back", pub.Release), hint, nil, ev)
+		return failWith(id, title, fmt.Sprintf("rolled forward to v%s, never back", pub.Release), hint,
+			[]string{fmt.Sprintf("no rollback rehearsed: the pin never moved from v%s back to an earlier release", pub.Release)}, ev)
 	}
 	ev = append(ev, fmt.Sprintf("%s pinned back %s", hms(back.At), back.Pin))
 	var backLaunches []string
@@ -378,7 +394,8 @@ func checkRollbackRehearsed(g *Grading, history []pinState, pub publication, pub
 	}
 	ev = append(ev, backLaunches...)
 	if len(backLaunches) == 0 {
-		return failWith(id, title, fmt.Sprintf("pinned back to v%s, but no instance came up on it yet", back.Pin.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).", nil, ev)
+		return failWith(id, title, fmt.Sprintf("pinned back to v%s, but no instance came up on it yet", back.Pin.Release), "Wait for Karpenter's drift rollout (kubectl get nodeclaims -w).",
+			[]string{fmt.Sprintf("no instance launched on v%s since the pin moved back at %s", back.Pin.Release, hms(back.At))}, ev)
 	}
 	return pass(id, title, fmt.Sprintf("rolled forward to v%s at %s and back to v%s at %s", pub.Release, hms(forward.At), back.Pin.Release, hms(back.At)), ev...)
 }

@@ -298,15 +298,19 @@ func pdbMinAvailable(pdb policyv1.PodDisruptionBudget, replicas int) int {
 }
 
 func describePDB(pdb policyv1.PodDisruptionBudget) string {
-	spec := "no minAvailable or maxUnavailable"
+	return fmt.Sprintf("PodDisruptionBudget %s/%s: %s (now %d healthy, %d desired, %d disruptions allowed)",
+		pdb.Namespace, pdb.Name, pdbSpec(pdb), pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, pdb.Status.DisruptionsAllowed)
+}
+
+// pdbSpec is what the budget keeps, as its spec says it.
+func pdbSpec(pdb policyv1.PodDisruptionBudget) string {
 	switch {
 	case pdb.Spec.MinAvailable != nil:
-		spec = "minAvailable " + pdb.Spec.MinAvailable.String()
+		return "minAvailable " + pdb.Spec.MinAvailable.String()
 	case pdb.Spec.MaxUnavailable != nil:
-		spec = "maxUnavailable " + pdb.Spec.MaxUnavailable.String()
+		return "maxUnavailable " + pdb.Spec.MaxUnavailable.String()
 	}
-	return fmt.Sprintf("PodDisruptionBudget %s/%s: %s (now %d healthy, %d desired, %d disruptions allowed)",
-		pdb.Namespace, pdb.Name, spec, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, pdb.Status.DisruptionsAllowed)
+	return "no minAvailable or maxUnavailable"
 }
 
 // podLabelsOf returns the labels of the newest recorded pod of the workload.
@@ -495,21 +499,32 @@ func machineGone(in evidence.InstanceRow) string {
 		hmsPtr(in.TerminatedAt), hmsPtr(in.BilledUntil), strings.Join(ids, ", "))
 }
 
-// checkPDBProtects: a PodDisruptionBudget selects the workload and keeps required pods available.
+// checkPDBProtects: a PodDisruptionBudget selects the workload, keeps required pods
+// available, and still allows an eviction (one that allows none blocks every drain).
 func checkPDBProtects(g *Grading, replicas, required int) Check {
 	const id = "pdb-protects"
 	title := fmt.Sprintf("A PodDisruptionBudget keeps at least %d render workers available", required)
 	lbls := g.podLabelsOf(zibaNamespace, renderWorker)
 	pdb, ok := g.pdbFor(zibaNamespace, lbls)
 	if !ok {
-		return fail(id, title, "no PodDisruptionBudget in "+zibaNamespace+" selects the render workers",
-			"kubectl apply -f pdb.yaml with selector app.kubernetes.io/name: ziba-render-worker; kubectl get pdb -n ziba")
+		var others []string
+		for _, p := range g.Snapshot.PDBs {
+			others = append(others, describePDB(p)+", selecting "+metav1.FormatLabelSelector(p.Spec.Selector))
+		}
+		return failWith(id, title, "no PodDisruptionBudget in "+zibaNamespace+" selects the render workers",
+			"kubectl apply -f pdb.yaml with selector app.kubernetes.io/name: ziba-render-worker in namespace ziba; kubectl get pdb -n ziba",
+			[]string{fmt.Sprintf("no PodDisruptionBudget in namespace %s selects the render workers (%s)", zibaNamespace, labels.Set(lbls))}, others)
 	}
 	keeps := pdbMinAvailable(pdb, replicas)
-	if keeps < required {
+	switch {
+	case keeps < required:
 		return fail(id, title, fmt.Sprintf("with %d replicas it keeps only %d available", replicas, keeps),
 			fmt.Sprintf("Set spec.minAvailable: %d (or maxUnavailable: %d); an eviction that would break it is refused, so Karpenter waits.", required, replicas-required),
-			describePDB(pdb))
+			describePDB(pdb)+fmt.Sprintf(": keeps %d of %d, fewer than %d", keeps, replicas, required))
+	case keeps >= replicas:
+		return fail(id, title, fmt.Sprintf("with %d replicas it keeps all %d: no eviction is ever allowed", replicas, keeps),
+			fmt.Sprintf("Set spec.minAvailable: %d: a budget that keeps every replica refuses every eviction, so a drain never ends.", required),
+			describePDB(pdb)+fmt.Sprintf(": keeps %d of %d, so no drain can evict one", keeps, replicas))
 	}
 	return pass(id, title, fmt.Sprintf("with %d replicas it keeps %d available", replicas, keeps), describePDB(pdb))
 }
@@ -517,12 +532,38 @@ func checkPDBProtects(g *Grading, replicas, required int) Check {
 // checkAvailabilityHeld: from the pods' recorded history, once required workers were available
 // they never fell below it.
 func checkAvailabilityHeld(g *Grading, required int) Check {
+	return checkAvailabilitySince(g, required, time.Time{}, "")
+}
+
+// checkAvailabilitySince is checkAvailabilityHeld judged from since on (zero: all the
+// history): what came before, when fix (what changed at since) was not yet in force, is
+// context, marked fixed.
+func checkAvailabilitySince(g *Grading, required int, since time.Time, fix string) Check {
 	const id = "availability-held"
 	title := fmt.Sprintf("The workload never fell below %d available render workers", required)
-	steps := g.availability(zibaNamespace, renderWorker, nil)
+	all := g.availability(zibaNamespace, renderWorker, nil)
+	steps, before := all, []availStep(nil)
+	if !since.IsZero() {
+		steps = []availStep{{since, 0}}
+		for _, s := range all {
+			if s.At.Before(since) {
+				before, steps[0].Available = append(before, s), s.Available
+			} else {
+				steps = append(steps, s)
+			}
+		}
+	}
+	var context []string
+	if low, at, ok := lowestAfterPeak(before, required); ok && low < required {
+		context = append(context, fmt.Sprintf("fixed: %d available at %s (fewer than %d), before %s at %s", low, hms(at), required, fix, hms(since)))
+	}
 	low, at, ok := lowestAfterPeak(steps, required)
 	if !ok {
-		return fail(id, title, fmt.Sprintf("the render workers never had %d available pods", required), "Stage the lab and apply the NodePool first.")
+		what := fmt.Sprintf("the render workers never had %d available pods", required)
+		if !since.IsZero() {
+			what += " since " + fix + " at " + hms(since)
+		}
+		return failWith(id, title, what, "Apply the NodePool and wait for the workers: kubectl rollout status deployment ziba-render-worker -n ziba", []string{what}, context)
 	}
 	if low < required {
 		var dips, around []string
@@ -538,9 +579,13 @@ func checkAvailabilityHeld(g *Grading, required int) Check {
 			}
 		}
 		return failWith(id, title, fmt.Sprintf("only %d render workers were available at %s", low, hms(at)),
-			"A PodDisruptionBudget makes Karpenter's drain wait; with a 100% budget Karpenter drains every node at once.", dips, around)
+			"A PodDisruptionBudget makes Karpenter's drain wait; with a 100% budget Karpenter drains every node at once.", dips, append(around, context...))
 	}
-	return pass(id, title, fmt.Sprintf("never fewer than %d available since the peak; last that low at %s", low, hms(at)))
+	reason := fmt.Sprintf("never fewer than %d available since the peak; last that low at %s", low, hms(at))
+	if !since.IsZero() {
+		reason = fmt.Sprintf("never fewer than %d available since %s at %s; last that low at %s", low, fix, hms(since), hms(at))
+	}
+	return pass(id, title, reason, context...)
 }
 
 // consolidatedClaims are the NodeClaims Karpenter removed because they were empty or

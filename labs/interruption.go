@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -150,18 +151,7 @@ func (r interruption) lostAt(now time.Time) time.Time {
 func gradeInterruption(g *Grading) []Check {
 	r, ok := g.lastInterruption()
 	if !ok {
-		const hint = "Apply your NodePool and workload, wait until the three workers run, then run karplab lab run interruption again: EC2 warns that it reclaims a spot machine."
-		none := "no spot interruption warning was sent yet"
-		return []Check{
-			fail("interruption-warned", titleWarned, none, hint),
-			fail("warning-handled", titleHandled, none, hint),
-			fail("blast-radius", titleBlast, none, hint),
-			fail("availability-held", fmt.Sprintf(titleAvailability, intRequired), none, hint),
-			fail("capacity-replaced", titleReplaced, none, hint),
-			fail("recovery-timeline", titleRecovery, none, hint),
-			fail("reclaimed-cleaned-up", titleReclaimCleanup, none, hint),
-			checkNoLeaks(g.Evidence),
-		}
+		return notYetInterrupted(g)
 	}
 	if r.Claim == nil {
 		// A machine Karpenter never knew: nothing of the timeline can be traced.
@@ -169,11 +159,11 @@ func gradeInterruption(g *Grading) []Check {
 		why := "the interrupted instance " + r.Instance.ID + " belongs to no NodeClaim"
 		return []Check{
 			c,
-			fail("warning-handled", titleHandled, why, c.Hint),
-			fail("blast-radius", titleBlast, why, c.Hint),
-			fail("availability-held", fmt.Sprintf(titleAvailability, intRequired), why, c.Hint),
-			fail("capacity-replaced", titleReplaced, why, c.Hint),
-			fail("recovery-timeline", titleRecovery, why, c.Hint),
+			fail("warning-handled", titleHandled, why, c.Hint, why),
+			fail("blast-radius", titleBlast, why, c.Hint, why),
+			fail("availability-held", fmt.Sprintf(titleAvailability, intRequired), why, c.Hint, why),
+			fail("capacity-replaced", titleReplaced, why, c.Hint, why),
+			fail("recovery-timeline", titleRecovery, why, c.Hint, why),
 			checkReclaimCleanedUp(g, r),
 			checkNoLeaks(g.Evidence),
 		}
@@ -193,6 +183,85 @@ func gradeInterruption(g *Grading) []Check {
 		checkReclaimCleanedUp(g, r),
 		checkNoLeaks(g.Evidence),
 	}
+}
+
+// notYetInterrupted grades the lab before EC2's warning: nothing of the interruption can
+// pass yet, but what the learner has applied so far is judged for what the warning will
+// find: workers packed on one machine, a NodePool with no fallback from spot.
+func notYetInterrupted(g *Grading) []Check {
+	const hint = "Apply your NodePool and workload, wait until the three workers run, then run karplab lab run interruption again: EC2 warns that it reclaims a spot machine."
+	none := "no spot interruption warning was sent yet"
+	notYet := func(id, title string) Check { return fail(id, title, none, hint, none) }
+	blast := notYet("blast-radius", titleBlast)
+	if packed := g.packedWorkers(); len(packed) > 0 {
+		blast.Problems = append(blast.Problems, packed...)
+		blast.Hint = spreadHint + " Then: " + hint
+	}
+	replaced := notYet("capacity-replaced", titleReplaced)
+	if np, ok := g.nodePool(generalPool); ok && !allowsOnDemand(np) {
+		replaced.Problems = append(replaced.Problems, fmt.Sprintf("NodePool %s buys spot only (karpenter.sh/capacity-type %s): when EC2 takes spot back, nothing can replace it", generalPool, capacityTypes(np)))
+		replaced.Hint = fallbackHint + " Then: " + hint
+	}
+	return []Check{
+		notYet("interruption-warned", titleWarned),
+		notYet("warning-handled", titleHandled),
+		blast,
+		notYet("availability-held", fmt.Sprintf(titleAvailability, intRequired)),
+		replaced,
+		notYet("recovery-timeline", titleRecovery),
+		notYet("reclaimed-cleaned-up", titleReclaimCleanup),
+		checkNoLeaks(g.Evidence),
+	}
+}
+
+const (
+	spreadHint   = "Spread the workers (topologySpreadConstraints on topology.kubernetes.io/zone, maxSkew 1, minDomains 3, DoNotSchedule, selecting app.kubernetes.io/name: ziba-render-worker) and kubectl apply -f interruption/workload.yaml: Karpenter then buys a machine per zone and one loss takes one worker."
+	fallbackHint = `Allow on-demand too (karpenter.sh/capacity-type In ["spot", "on-demand"]) and kubectl apply -f interruption/nodepool.yaml: Karpenter falls back when spot launches fail.`
+)
+
+// packedWorkers lists the machines that run more render workers now than one loss may take.
+func (g *Grading) packedWorkers() []string {
+	perNode := map[string]int{}
+	for _, v := range g.hist.Pods {
+		p := v.Last()
+		if v.Deleted != nil || p.DeletionTimestamp != nil || p.Namespace != zibaNamespace || !strings.HasPrefix(p.Name, renderWorker+"-") || p.Spec.NodeName == "" {
+			continue
+		}
+		perNode[p.Spec.NodeName]++
+	}
+	var out []string
+	for node, n := range perNode {
+		if n > intReplicas-intRequired {
+			out = append(out, fmt.Sprintf("node %s runs %d of the %d render workers now: one reclaim would take %d", node, n, intReplicas, n))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// allowsOnDemand reports whether the pool may launch on-demand machines.
+func allowsOnDemand(np karpv1.NodePool) bool {
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		if r.Key != karpv1.CapacityTypeLabelKey {
+			continue
+		}
+		switch r.Operator {
+		case corev1.NodeSelectorOpIn:
+			return slices.Contains(r.Values, karpv1.CapacityTypeOnDemand)
+		case corev1.NodeSelectorOpNotIn:
+			return !slices.Contains(r.Values, karpv1.CapacityTypeOnDemand)
+		}
+	}
+	return true // unconstrained: Karpenter's default allows on-demand
+}
+
+func capacityTypes(np karpv1.NodePool) string {
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		if r.Key == karpv1.CapacityTypeLabelKey {
+			return fmt.Sprintf("%s %v", r.Operator, r.Values)
+		}
+	}
+	return "unset"
 }
 
 const (
@@ -221,7 +290,8 @@ func checkWarned(g *Grading, r interruption) Check {
 	}
 	if r.Claim == nil {
 		return failWith("interruption-warned", titleWarned, reason+", but no NodeClaim ever named it",
-			"Stage the interruption with karplab lab run interruption while the workers run on Karpenter's machines.", nil, ev)
+			"Stage the interruption with karplab lab run interruption while the workers run on Karpenter's machines.",
+			[]string{"no NodeClaim ever named " + in.ID + ": the warning tested no machine of Karpenter's"}, ev)
 	}
 	return pass("interruption-warned", titleWarned, reason, ev...)
 }
@@ -298,16 +368,20 @@ func checkWarningHandled(g *Grading, r interruption) Check {
 		ev = append(ev, fmt.Sprintf("%s node %s tainted %s:NoSchedule (cordoned), its pods evicted", r.since(*t), r.Node, karpv1.DisruptedTaintKey))
 	}
 	ev = append(ev, g.karpenterSaid(r)...)
+	var reason, hint string
 	switch {
 	case r.ByEC2:
-		return failWith("warning-handled", titleHandled, fmt.Sprintf("EC2 reclaimed %s at %s: Karpenter had not terminated it by the deadline", r.Instance.ID, r.since(r.Lost)),
-			"Karpenter reads the warning from its interruption queue: is it configured (settings.interruptionQueue), and did the drain finish? kubectl get events -A | grep -i interrupt", nil, ev)
+		reason = fmt.Sprintf("EC2 reclaimed %s at %s: Karpenter had not terminated it by the deadline", r.Instance.ID, r.since(r.Lost))
+		hint = "Karpenter reads the warning from its interruption queue: is it configured (settings.interruptionQueue), and did the drain finish? kubectl get events -A | grep -i interrupt"
 	case r.Claim.DeletionRequested == nil:
-		return failWith("warning-handled", titleHandled, fmt.Sprintf("NodeClaim %s is not being deleted %s after the warning", r.Claim.Name, r.since(g.Snapshot.TakenAt)),
-			"Karpenter polls its interruption queue every few seconds: wait a little (kubectl get nodeclaims -w).", nil, ev)
+		reason = fmt.Sprintf("NodeClaim %s is not being deleted %s after the warning", r.Claim.Name, r.since(g.Snapshot.TakenAt))
+		hint = "Karpenter polls its interruption queue every few seconds: wait a little (kubectl get nodeclaims -w)."
 	case r.Lost.IsZero():
-		return failWith("warning-handled", titleHandled, fmt.Sprintf("%s still runs %s after the warning; the drain is not done", r.Instance.ID, r.since(g.Snapshot.TakenAt)),
-			"kubectl describe node "+r.Node+" shows what the drain waits on (a PodDisruptionBudget, a do-not-disrupt pod).", nil, ev)
+		reason = fmt.Sprintf("%s still runs %s after the warning; the drain is not done", r.Instance.ID, r.since(g.Snapshot.TakenAt))
+		hint = "kubectl describe node " + r.Node + " shows what the drain waits on (a PodDisruptionBudget, a do-not-disrupt pod)."
+	}
+	if reason != "" {
+		return failWith("warning-handled", titleHandled, reason, hint, []string{reason}, ev)
 	}
 	ev = append(ev, fmt.Sprintf("%s %s terminated by Karpenter (TerminateInstances), %s before EC2's reclaim", r.since(r.Lost), r.Instance.ID, r.Deadline.Sub(r.Lost).Round(time.Second)))
 	return pass("warning-handled", titleHandled, fmt.Sprintf("NodeClaim %s deleted and %s terminated %s after the warning, before the reclaim at %s",
@@ -345,9 +419,8 @@ func checkBlastRadius(g *Grading, r interruption) Check {
 	placement := g.workerPlacement(r.Warned)
 	reason := fmt.Sprintf("the interrupted machine ran %d of the %d render workers", len(r.Workers), intReplicas)
 	if len(r.Workers) > intReplicas-intRequired {
-		return failWith("blast-radius", titleBlast, reason,
-			"Spread the workers (topologySpreadConstraints on topology.kubernetes.io/zone, maxSkew 1, DoNotSchedule): Karpenter then buys a machine per zone and one loss takes one worker."+eventHint,
-			nil, placement)
+		return failWith("blast-radius", titleBlast, reason, spreadHint+eventHint,
+			[]string{fmt.Sprintf("%s (node %s) ran %s when EC2 warned: %s", r.Instance.ID, r.Node, nouns(len(r.Workers), "render worker"), strings.Join(r.Workers, ", "))}, placement)
 	}
 	return pass("blast-radius", titleBlast, reason, placement...)
 }
@@ -491,9 +564,12 @@ func checkCapacityReplaced(g *Grading, r interruption) Check {
 		if len(failed) > 0 {
 			reason += fmt.Sprintf("; %d launch attempts found no capacity", len(failed))
 		}
+		problems := first(failed, 4)
+		if len(problems) == 0 {
+			problems = []string{reason}
+		}
 		return failWith("capacity-replaced", titleReplaced, reason,
-			`Spot capacity is gone with the interrupted machine: allow on-demand too (karpenter.sh/capacity-type In ["spot", "on-demand"]) and Karpenter falls back when spot launches fail.`+eventHint,
-			first(failed, 4), proofs)
+			"Spot capacity is gone with the interrupted machine: "+fallbackHint+eventHint, problems, proofs)
 	}
 	return pass("capacity-replaced", titleReplaced, nouns(len(ready), "replacement NodeClaim")+" initialized before the reclaim", append(proofs, first(failed, 3)...)...)
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	policyv1 "k8s.io/api/policy/v1"
+
 	"github.com/karplab/karplab/fakeec2"
 )
 
@@ -21,6 +23,7 @@ const (
 	expiryRequired = 2
 	// expiryMonth is the seed's expireAfter, and the skip that reaches it.
 	expiryMonth = 720 * time.Hour
+	expiryTTL   = "720h"
 )
 
 func init() {
@@ -47,7 +50,7 @@ func gradeExpiry(g *Grading) []Check {
 		checkRunning(g.Evidence, zibaNamespace, renderWorker, expiryReplicas),
 		checkExpired(g),
 		checkPDBProtects(g, expiryReplicas, expiryRequired),
-		checkAvailabilityHeld(g, expiryRequired),
+		checkExpiryAvailability(g),
 		checkMonthBilled(g),
 		checkNoLeaks(g.Evidence),
 	}
@@ -59,12 +62,23 @@ func checkExpired(g *Grading) Check {
 	const id, title = "nodes-expired", "Every machine that reached expireAfter was expired at its age, and replaced"
 	np, ok := g.nodePool(generalPool)
 	if !ok {
-		return fail(id, title, fmt.Sprintf("no NodePool %q was ever applied", generalPool), "kubectl apply -f nodepool.yaml")
+		return fail(id, title, fmt.Sprintf("no NodePool %q was ever applied", generalPool), "kubectl apply -f node-expiry/nodepool.yaml",
+			fmt.Sprintf("no NodePool %s", generalPool))
 	}
 	ttl := np.Spec.Template.Spec.ExpireAfter.Duration
 	if ttl == nil {
 		return fail(id, title, "the NodePool's expireAfter is Never: no machine is ever replaced for its age",
-			"Set spec.template.spec.expireAfter: 720h (the seed's), apply it, and let the month pass: karplab time skip 30d")
+			"Set spec.template.spec.expireAfter: 720h (the seed's), kubectl apply -f node-expiry/nodepool.yaml, and let the month pass: karplab time skip 30d",
+			fmt.Sprintf("NodePool %s: expireAfter Never, not the seed's %s", generalPool, expiryTTL))
+	}
+	if *ttl != expiryMonth {
+		how := fmt.Sprintf("a machine lives %s of patches, %.1f times the seed's month", *ttl, float64(*ttl)/float64(expiryMonth))
+		if *ttl < expiryMonth {
+			how = fmt.Sprintf("every machine is drained and replaced every %s, %.0f times a month", *ttl, float64(expiryMonth)/float64(*ttl))
+		}
+		return fail(id, title, fmt.Sprintf("the NodePool's expireAfter is %s, not the seed's %s", ttl, expiryTTL),
+			"Set spec.template.spec.expireAfter: 720h (the seed's), kubectl apply -f node-expiry/nodepool.yaml; the changed template drifts the machines, so let another month pass: karplab time skip 30d",
+			fmt.Sprintf("NodePool %s: expireAfter %s: %s", generalPool, ttl, how))
 	}
 	var expired, overdue, early []string
 	var firstExpiry *time.Time
@@ -84,11 +98,12 @@ func checkExpired(g *Grading) Check {
 	}
 	if len(overdue) > 0 {
 		return fail(id, title, fmt.Sprintf("%d machines outlived expireAfter %s", len(overdue), ttl),
-			"Karpenter expires a NodeClaim once it is expireAfter old: has the month passed? karplab time skip 30d", overdue...)
+			"Karpenter expires a NodeClaim once it is expireAfter old; it acts within a minute of the skip: kubectl get nodeclaims -w", overdue...)
 	}
 	if len(expired) == 0 {
 		return failWith(id, title, fmt.Sprintf("no machine of %s reached expireAfter %s yet", generalPool, ttl),
-			"Let the month pass: karplab time skip 30d. kubectl get nodeclaims -w shows Karpenter replace them.", nil, early)
+			"Let the month pass: karplab time skip 30d. kubectl get nodeclaims -w shows Karpenter replace them.",
+			[]string{fmt.Sprintf("no NodeClaim of %s has been expired yet: the oldest is %s old", generalPool, g.oldestClaimAge())}, early)
 	}
 	replacements := 0
 	for _, c := range g.claimLives(generalPool) {
@@ -99,10 +114,72 @@ func checkExpired(g *Grading) Check {
 	if replacements == 0 {
 		return failWith(id, title, fmt.Sprintf("%d machines expired, and none took their place", len(expired)),
 			"The workers' pods go Pending when their machines drain; Karpenter launches new ones for them: kubectl get nodeclaims -w",
-			nil, expired)
+			[]string{fmt.Sprintf("no NodeClaim of %s was created since the first expiry at %s", generalPool, hms(*firstExpiry))}, expired)
 	}
 	return pass(id, title, fmt.Sprintf("%d machines expired at expireAfter %s; %d new ones run the workers", len(expired), ttl, replacements),
 		append(expired, early...)...)
+}
+
+// oldestClaimAge is the age of the pool's oldest NodeClaim not being deleted, in lab time.
+func (g *Grading) oldestClaimAge() time.Duration {
+	var oldest time.Duration
+	for _, c := range g.claimLives(generalPool) {
+		if c.DeletionRequested == nil {
+			oldest = max(oldest, g.Snapshot.TakenAt.Sub(c.Created).Round(time.Minute))
+		}
+	}
+	return oldest
+}
+
+// checkExpiryAvailability is availability-held judged since the PodDisruptionBudget took
+// its current spec, when the workers fell short before it: that dip is fixed, and what the
+// learner can still change is the drain of the next month's expiry.
+func checkExpiryAvailability(g *Grading) Check {
+	pdb, ok := g.pdbFor(zibaNamespace, g.podLabelsOf(zibaNamespace, renderWorker))
+	if !ok {
+		return checkAvailabilityHeld(g, expiryRequired)
+	}
+	changed := pdbChanged(g, pdb)
+	whole := checkAvailabilityHeld(g, expiryRequired)
+	keeps := pdbMinAvailable(pdb, expiryReplicas)
+	if whole.Passed || changed.IsZero() || keeps < expiryRequired {
+		return whole
+	}
+	fix := "PodDisruptionBudget " + pdb.Name + " took its spec (" + pdbSpec(pdb) + ")"
+	c := checkAvailabilitySince(g, expiryRequired, changed, fix)
+	if !c.Passed {
+		c.Hint = fmt.Sprintf("The workers fell short with %s in force: kubectl get events -n ziba --field-selector reason=Evicted shows what was evicted, kubectl get pdb -n ziba what the budget allows.", fix)
+		return c
+	}
+	drained := 0
+	for _, cl := range g.claimLives(generalPool) {
+		if cl.DeletionRequested != nil && cl.DeletionRequested.After(changed) {
+			drained++
+		}
+	}
+	if drained == 0 {
+		what := fmt.Sprintf("no machine of %s was drained since %s at %s: the fix has not met an expiry yet", generalPool, fix, hms(changed))
+		return failWith(c.ID, c.Title, what,
+			"Let another month pass with the fixed budget: karplab time skip 30d (the machines that replaced the expired ones come due), then kubectl get nodeclaims -w",
+			[]string{what}, c.Evidence)
+	}
+	c.Reason += fmt.Sprintf(", through the drain of %s", nouns(drained, "machine"))
+	return c
+}
+
+// pdbChanged is when the budget's spec last changed (its managed fields' newest time outside
+// status), in lab time; zero if the object does not say.
+func pdbChanged(g *Grading, pdb policyv1.PodDisruptionBudget) time.Time {
+	var at time.Time
+	for _, m := range pdb.ManagedFields {
+		if m.Subresource == "" && m.Time != nil && m.Time.After(at) {
+			at = m.Time.Time
+		}
+	}
+	if at.IsZero() {
+		return at
+	}
+	return at.Add(fakeec2.LeadAt(g.Snapshot.LabSkips, at)).UTC()
 }
 
 // checkMonthBilled: what the skipped month cost is on the ledger, all of it tagged with the
@@ -116,7 +193,8 @@ func checkMonthBilled(g *Grading) Check {
 		}
 	}
 	if longest.To.Sub(longest.From) < expiryMonth {
-		return fail(id, title, "no month of lab time has passed", "karplab time skip 30d")
+		return fail(id, title, "no month of lab time has passed", "karplab time skip 30d",
+			fmt.Sprintf("the longest skip of lab time was %s, less than a month (%s)", longest.To.Sub(longest.From), expiryMonth))
 	}
 	var pool, untagged float64
 	var untaggedIDs []string
@@ -138,7 +216,8 @@ func checkMonthBilled(g *Grading) Check {
 			first(untaggedIDs, 5)...)
 	}
 	if pool == 0 {
-		return fail(id, title, fmt.Sprintf("nothing of %s is billed to %s", span, generalPool), "Stage the lab and apply the NodePool first.")
+		return fail(id, title, fmt.Sprintf("nothing of %s is billed to %s", span, generalPool), "Apply the NodePool and let the workers run before the month passes: kubectl apply -f node-expiry/nodepool.yaml",
+			fmt.Sprintf("no machine of %s ran during %s", generalPool, span))
 	}
 	return pass(id, title, fmt.Sprintf("$%.2f of %s billed to karpenter.sh/nodepool=%s", pool, span, generalPool),
 		"karplab ec2 billing --by-tag karpenter.sh/nodepool")
