@@ -246,7 +246,12 @@ func (a *importer) instance(id string, n, claim *unstructured.Unstructured, capt
 	class, pool := l["karpenter.k8s.aws/ec2nodeclass"], l["karpenter.sh/nodepool"]
 	if claim != nil {
 		in.ImageID, _, _ = unstructured.NestedString(claim.Object, "status", "imageID")
-		in.LaunchTime = claim.GetCreationTimestamp().UTC()
+		if created := claim.GetCreationTimestamp(); !created.IsZero() {
+			in.LaunchTime = created.UTC()
+		}
+	}
+	if in.LaunchTime.IsZero() { // a pasted Node without creationTimestamp: it ran at the capture
+		in.LaunchTime = a.b.CapturedAt.UTC()
 	}
 	for _, c := range a.b.ofKind("karpenter.k8s.aws", "EC2NodeClass") {
 		if c.GetName() != class && class != "" {

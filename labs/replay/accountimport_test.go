@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +131,29 @@ func TestAccountImportFromTheAWSSide(t *testing.T) {
 	subnets, err := client.DescribeSubnets(context.Background(), &ec2.DescribeSubnetsInput{SubnetIds: []string{"subnet-0a1b2c3d4e5f60718"}})
 	if err != nil || aws.ToString(subnets.Subnets[0].CidrBlock) != "10.20.32.0/19" {
 		t.Errorf("the captured subnet: %v %+v", err, subnets)
+	}
+}
+
+// A Node pasted without creationTimestamp, and no NodeClaim for it, launched at the capture:
+// its instance gets that launch time (not an empty one, which the import refuses and the SDK
+// cannot parse), and the real SDK describes it.
+func TestAccountImportDatesANodeWithoutCreation(t *testing.T) {
+	node := strings.Replace(replayNode, `  creationTimestamp: "2026-12-04T10:00:05Z"`+"\n", "", 1)
+	b := objects(t, node, replayClass)
+	b.CapturedAt = time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	imp, err := AccountImport(b, "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, client := emulator(t, "us-east-1")
+	if err := admin.Import(context.Background(), imp); err != nil {
+		t.Fatalf("importing %+v: %v", imp, err)
+	}
+	out, err := client.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{})
+	if err != nil || len(out.Reservations) != 1 {
+		t.Fatalf("DescribeInstances: %v, %v", out, err)
+	}
+	if got := aws.ToTime(out.Reservations[0].Instances[0].LaunchTime); !got.Equal(b.CapturedAt) {
+		t.Errorf("launched %s, want the capture's time %s", got, b.CapturedAt)
 	}
 }

@@ -220,6 +220,9 @@ func (s *Service) checkImport(imp Import) []string {
 	}
 	for _, v := range imp.VPCs {
 		id("VPC", "vpc", v.ID)
+		if _, size := ec2.SubnetRange(v.CIDR); size == 0 {
+			problems = append(problems, fmt.Sprintf("VPC %s: CIDR %q is not an IPv4 range", v.ID, v.CIDR))
+		}
 	}
 	for i, sn := range imp.Subnets {
 		if id("subnet", "subnet", sn.ID) {
@@ -247,6 +250,12 @@ func (s *Service) checkImport(imp Import) []string {
 		if id("image", "ami", im.ID) {
 			images[im.ID] = true
 		}
+		if im.Architecture != "x86_64" && im.Architecture != "arm64" {
+			problems = append(problems, fmt.Sprintf("image %s: architecture %q: x86_64 or arm64", im.ID, im.Architecture))
+		}
+		if im.RootDeviceName == "" {
+			problems = append(problems, fmt.Sprintf("image %s: no root device name (/dev/xvda)", im.ID))
+		}
 	}
 	for _, in := range imp.Instances {
 		problems = append(problems, s.checkImportedInstance(in, id, subnets, groups, images)...)
@@ -263,6 +272,12 @@ func (s *Service) checkImportedInstance(in ImportedInstance, id func(kind, prefi
 	id("instance", "i", in.ID)
 	if s.types[in.InstanceType] == nil {
 		bad("type %q is not in the catalog of %s", in.InstanceType, s.region)
+	}
+	if in.LaunchTime.IsZero() {
+		// EC2 never answers an instance without one, and the SDKs cannot parse an empty time.
+		bad("no launch time (a replay takes its Node's creation, else the capture's time)")
+	} else if in.LaunchTime.After(s.acct.Now()) {
+		bad("launch time %s is after the account's now (%s)", in.LaunchTime.UTC().Format(time.RFC3339), s.acct.Now().UTC().Format(time.RFC3339))
 	}
 	if in.CapacityType != "on-demand" && in.CapacityType != "spot" {
 		bad("capacity type %q: on-demand or spot", in.CapacityType)
