@@ -6,12 +6,15 @@ import (
 	"strings"
 	"time"
 
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
 	"github.com/karplab/karplab/cluster/bootstrap"
 )
 
 // Console receives what an instance's OS prints on its serial console beyond what EC2 itself
-// knows (the emulator already shows the kernel, cloud-init and nodeadm start-up lines from the
-// user data): how bootstrap ended. fakeec2's *AdminClient satisfies it (POST /_karplab/console),
+// knows (the emulator already shows the kernel, cloud-init's start and nodeadm reading its
+// configuration): what running the user data's scripts printed, cloud-init's end, and how
+// bootstrap ended, in the order the machine printed them. fakeec2's *AdminClient satisfies it (POST /_karplab/console),
 // so the lines reach GetConsoleOutput, as `aws ec2 get-console-output` shows them on AWS.
 type Console interface {
 	AppendConsoleOutput(ctx context.Context, instanceID, text string) error
@@ -45,6 +48,33 @@ func consoleScriptFailed(part, status int, at time.Time) string {
 	return fmt.Sprintf("cloud-init[1921]: %s - subp.py[WARNING]: Failed running %s [%d]\r\n", ts, script, status) +
 		fmt.Sprintf("cloud-init[1921]: %s - cc_scripts_user.py[WARNING]: Failed to run module scripts-user (scripts in /var/lib/cloud/instance/scripts)\r\n", ts) +
 		fmt.Sprintf("cloud-init[1921]: %s - log_util.py[WARNING]: Running module scripts-user (<module 'cloudinit.config.cc_scripts_user' from '/usr/lib/python3.9/site-packages/cloudinit/config/cc_scripts_user.py'>) failed\r\n", ts)
+}
+
+// consoleScriptOutput is what a script printed (scriptOutput): its output as cloud-init
+// copies it, what it wrote to the console device as it is.
+func consoleScriptOutput(writes []consoleWrite) string {
+	var b strings.Builder
+	for _, w := range writes {
+		if !w.raw {
+			b.WriteString("cloud-init[1921]: ")
+		}
+		b.WriteString(w.text + "\r\n")
+	}
+	return b.String()
+}
+
+// consoleCloudInitFinished is cloud-init's last line, once it has run the user data's
+// scripts (Bottlerocket has no cloud-init).
+func consoleCloudInitFinished(f bootstrap.Format, inst ec2types.Instance, at time.Time) string {
+	if f == bootstrap.FormatBottlerocket {
+		return ""
+	}
+	up := 31.47
+	if inst.LaunchTime != nil && at.After(*inst.LaunchTime) {
+		up = at.Sub(*inst.LaunchTime).Seconds()
+	}
+	return fmt.Sprintf("cloud-init[1921]: Cloud-init v. 22.2.2 finished at %s. Datasource DataSourceEc2Local.  Up %.2f seconds\r\n",
+		at.UTC().Format(time.RFC1123Z), up)
 }
 
 // consoleBootstrapFailed is the line the node's bootstrap agent dies with.

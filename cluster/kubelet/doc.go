@@ -14,8 +14,10 @@
 //
 // User data may be written for AL2023 (nodeadm), AL2 (bootstrap.sh) or Bottlerocket, by the
 // lab's provider or the real karpenter-provider-aws; the Node reports that AMI family's OS.
-// With Options.Console set, each boot's outcome (registered, or the failing script or agent)
-// is appended to the instance's console output, as GetConsoleOutput shows it.
+// With Options.Console set, each boot's console is appended to the instance's console output,
+// as GetConsoleOutput shows it: what the user data's scripts printed (script.go evaluates
+// their top-level echo, printf and sysctl; it never runs them), cloud-init's end, and the
+// outcome (registered, or the failing script or agent), in the order a machine prints them.
 //
 // Bootstrap can be broken, realistically (a custom user-data script that exits non-zero) or
 // programmatically (Kubelet.BreakBootstrap): the instance runs but no Node ever registers.

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -504,6 +505,46 @@ func TestIntegrationBrokenBootstrapNeverRegisters(t *testing.T) {
 		})
 	}
 
+	// The bootstrap-failure lab's debug hook: the console shows what the script printed (not
+	// its source, quotes and redirection), the failure, then cloud-init's end, in time order.
+	t.Run("the console shows what the script printed, in time order", func(t *testing.T) {
+		script := "#!/bin/bash\nsysctl -w vm.max_map_count=262144\necho \"ziba: bootstrap paused for inspection\" > /dev/console\necho 'to a file' > /tmp/x\nexit 1\necho never\n"
+		id := *l.launch(l.nodeConfig("ziba-general"), script, 1, nil)[0].InstanceId
+		var console string
+		eventually(t, 20*time.Second, "the failure on the instance console", func(ctx context.Context) (bool, error) {
+			console = l.console(ctx, id)
+			return strings.Contains(console, "finished at"), nil
+		})
+		lines := strings.Split(console, "\r\n")
+		at := func(prefix string) int {
+			for i, l := range lines {
+				if strings.HasPrefix(l, prefix) {
+					return i
+				}
+			}
+			t.Errorf("no console line starts %q:\n%s", prefix, console)
+			return -1
+		}
+		order := []int{
+			at("cloud-init[1612]: Cloud-init v. 22.2.2 running 'init' at "),
+			at("cloud-init[1921]: vm.max_map_count = 262144"),
+			at("ziba: bootstrap paused for inspection"),
+			indexContaining(lines, "Failed running /var/lib/cloud/instance/scripts/part-001 [1]"),
+			at("cloud-init[1921]: Cloud-init v. 22.2.2 finished at "),
+		}
+		if !slices.IsSorted(order) {
+			t.Errorf("console lines out of order (init, output, console write, failure, finish at lines %v):\n%s", order, console)
+		}
+		for _, unwanted := range []string{"> /dev/console", `"ziba:`, "to a file", "never", "exit 1"} {
+			if strings.Contains(console, unwanted) {
+				t.Errorf("console shows %q, which the script does not print:\n%s", unwanted, console)
+			}
+		}
+		if stamps := consoleTimes(console); !slices.IsSortedFunc(stamps, time.Time.Compare) {
+			t.Errorf("console timestamps out of order %v:\n%s", stamps, console)
+		}
+	})
+
 	t.Run("instances outside the fault register; after repair all do", func(t *testing.T) {
 		healthy := *l.launch(l.nodeConfig("ziba-general"), "", 1, map[string]string{"karpenter.sh/nodepool": "ziba-general"})[0].InstanceId
 		node := l.readyNode(healthy, 30*time.Second)
@@ -673,3 +714,30 @@ func TestIntegrationKWOKProviderNodes(t *testing.T) {
 		}
 	}
 }
+
+func indexContaining(lines []string, sub string) int {
+	return slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, sub) })
+}
+
+// consoleTimes reads the wall-clock stamps of console lines: cloud-init's start and end
+// (RFC 1123), its log lines (2006-01-02 15:04:05,000), to the second.
+func consoleTimes(console string) []time.Time {
+	var out []time.Time
+	for _, l := range strings.Split(console, "\r\n") {
+		if m := rfc1123At.FindStringSubmatch(l); m != nil {
+			if t, err := time.Parse(time.RFC1123Z, m[1]); err == nil {
+				out = append(out, t.Truncate(time.Second))
+			}
+		} else if m := logStamp.FindStringSubmatch(l); m != nil {
+			if t, err := time.Parse("2006-01-02 15:04:05", m[1]); err == nil {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+var (
+	rfc1123At = regexp.MustCompile(` at ([A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4})`)
+	logStamp  = regexp.MustCompile(`^cloud-init\[\d+\]: (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}),\d{3} - `)
+)

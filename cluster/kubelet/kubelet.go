@@ -452,9 +452,11 @@ func (k *Kubelet) tryBoot(ctx context.Context, inst ec2types.Instance) error {
 	if settings == "" {
 		settings = "NodeConfig"
 	}
+	// ran is what the boot printed so far: it reaches the console with the outcome, once.
+	var ran strings.Builder
 	failed := func(format string, args ...any) error {
 		reason := fmt.Sprintf(format, args...)
-		return &bootstrapError{reason: reason, console: consoleBootstrapFailed(ud.Format, reason, time.Now())}
+		return &bootstrapError{reason: reason, console: ran.String() + consoleBootstrapFailed(ud.Format, reason, time.Now())}
 	}
 	if got := ud.Node.ClusterName; got != k.opts.ClusterName {
 		return failed("the %s names cluster %q, not %q: the kubelet has no cluster to join", settings, got, k.opts.ClusterName)
@@ -463,13 +465,16 @@ func (k *Kubelet) tryBoot(ctx context.Context, inst ec2types.Instance) error {
 		return failed("the %s has no API server endpoint: the kubelet cannot reach the API server", settings)
 	}
 	for i, script := range ud.Scripts {
+		ran.WriteString(consoleScriptOutput(scriptOutput(script)))
 		if status, line := scriptFailure(script); status != 0 {
+			now := time.Now()
 			return &bootstrapError{
 				reason:  fmt.Sprintf("user data script part %d exited with status %d at line %d, before the kubelet started", i+1, status, line),
-				console: consoleScriptFailed(i+1, status, time.Now()),
+				console: ran.String() + consoleScriptFailed(i+1, status, now) + consoleCloudInitFinished(ud.Format, inst, now),
 			}
 		}
 	}
+	ran.WriteString(consoleCloudInitFinished(ud.Format, inst, time.Now()))
 	if f, ok := k.faultFor(inst); ok {
 		return failed("%s", f.Reason)
 	}
@@ -484,13 +489,13 @@ func (k *Kubelet) tryBoot(ctx context.Context, inst ec2types.Instance) error {
 	}
 	node, err := buildNode(machine{Instance: inst, UserData: ud, InstanceType: it, RootVolumeGiB: rootGiB}, k.settings)
 	if err != nil {
-		return errBootstrap("%v", err)
+		return failed("%v", err)
 	}
 	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("registering node %s: %w", name, err)
 	}
-	k.appendConsole(ctx, id, consoleRegistered(ud.Format, name, time.Now()))
+	k.appendConsole(ctx, id, ran.String()+consoleRegistered(ud.Format, name, time.Now()))
 	return k.startKubelet(ctx, inst, created, false, client)
 }
 

@@ -399,6 +399,39 @@ func TestScriptFailure(t *testing.T) {
 	}
 }
 
+// What a script prints on the console is what running it prints: words unquoted, redirections
+// followed, nothing after the command that ends it, nothing the lab cannot evaluate.
+func TestScriptOutput(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		want   []consoleWrite
+	}{
+		{name: "the bootstrap-failure lab's debug hook",
+			script: "#!/bin/bash\nsysctl -w vm.max_map_count=262144\necho \"ziba: bootstrap paused for inspection\" > /dev/console\nexit 1\necho never\n",
+			want:   []consoleWrite{{text: "vm.max_map_count = 262144"}, {text: "ziba: bootstrap paused for inspection", raw: true}}},
+		{name: "quotes and escapes", script: `echo 'single  spaced' "double \"q\"" a\ b` + "\n",
+			want: []consoleWrite{{text: `single  spaced double "q" a b`}}},
+		{name: "to a file or /dev/null prints nothing", script: "echo hidden > /etc/x\necho gone >>/var/log/y\necho null 2>&1 >/dev/null\n"},
+		{name: "stderr and stdout reach cloud-init's output", script: "echo err >&2\necho both 2>&1\necho e 2>/dev/null\n",
+			want: []consoleWrite{{text: "err"}, {text: "both"}, {text: "e"}}},
+		{name: "no space before the console device", script: "echo raw >/dev/console\n", want: []consoleWrite{{text: "raw", raw: true}}},
+		{name: "expansions and pipelines are not guessed", script: "echo \"host $HOSTNAME\"\necho `date`\necho a | tee /dev/console\n"},
+		{name: "printf and echo -e", script: "printf '%s joined %d\\n' node 3\necho -e 'a\\tb'\n",
+			want: []consoleWrite{{text: "node joined 3"}, {text: "a\tb"}}},
+		{name: "inside a block, not run unconditionally", script: "if true; then\n  echo maybe\nfi\ntest -f x && echo cond\n"},
+		{name: "sysctl -q is quiet", script: "sysctl -q -w a.b=1\n"},
+		{name: "set -e and false end it", script: "set -e\necho one\nfalse\necho two\n", want: []consoleWrite{{text: "one"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, scriptOutput(tt.script), cmp.AllowUnexported(consoleWrite{})); diff != "" {
+				t.Errorf("scriptOutput (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestBuildNodeFormats registers nodes from each AMI family's user data: the OS they run,
 // the kubelet flags' labels, taints and max pods, and their reservations in allocatable.
 func TestBuildNodeFormats(t *testing.T) {

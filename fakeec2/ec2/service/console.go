@@ -14,9 +14,9 @@ import (
 
 // GetConsoleOutput: the simulated serial console of an instance, the boot log a person
 // reads when a node never joins. The emulator does not run the user data, so the log is
-// the kernel and cloud-init lines plus what cloud-init would print of the user data
-// (nodeadm's NodeConfig, the shell scripts); the lab's kubelet appends what the bootstrap
-// really did with AppendConsoleOutput.
+// what comes before it runs: the kernel, cloud-init's start and nodeadm reading its
+// NodeConfig. Whatever runs it (the lab's kubelet) appends what running it printed with
+// AppendConsoleOutput: the scripts' output, cloud-init's end, the kubelet's registration.
 
 // maxConsoleBytes is how much EC2 keeps of the console (the last 64 KiB).
 const maxConsoleBytes = 64 << 10
@@ -39,7 +39,7 @@ func (s *Service) getConsoleOutput(c *call) (wire.Response, *wire.Error) {
 	if in.State == ec2.StatePending && in.StoppedAt.IsZero() && !c.now.After(in.LaunchTime) {
 		return resp, nil // nothing written yet
 	}
-	out := s.consoleLog(in)
+	out := s.consoleLog(in, c.now)
 	if len(out) > maxConsoleBytes {
 		out = out[len(out)-maxConsoleBytes:]
 	}
@@ -47,8 +47,8 @@ func (s *Service) getConsoleOutput(c *call) (wire.Response, *wire.Error) {
 	return resp, nil
 }
 
-// consoleLog is the boot log as of the instance's launch. Callers hold s.mu.
-func (s *Service) consoleLog(in *ec2.Instance) string {
+// consoleLog is the boot log as of now. Callers hold s.mu.
+func (s *Service) consoleLog(in *ec2.Instance, now time.Time) string {
 	var b strings.Builder
 	t := in.LaunchTime
 	line := func(sec float64, format string, args ...any) {
@@ -63,7 +63,15 @@ func (s *Service) consoleLog(in *ec2.Instance) string {
 	line(0.412, "nvme nvme0: %d/0/0 default/read/poll queues", 2)
 	line(1.876, "EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode")
 	line(3.214, "systemd[1]: Hostname set to <%s>.", strings.TrimSuffix(in.PrivateDNS, "."+s.region+".compute.internal"))
-	fmt.Fprintf(&b, "cloud-init[1612]: Cloud-init v. 22.2.2 running 'init' at %s. Up 5.12 seconds.\r\n", t.Add(5*time.Second).UTC().Format(time.RFC1123Z))
+	// cloud-init starts once the OS is up (running), before anything runs the user data.
+	up := in.RunningAt
+	if up.Before(t) {
+		up = t
+	}
+	if in.State == ec2.StatePending && up.After(now) {
+		return b.String() // still booting
+	}
+	fmt.Fprintf(&b, "cloud-init[1612]: Cloud-init v. 22.2.2 running 'init' at %s. Up %.2f seconds.\r\n", up.UTC().Format(time.RFC1123Z), up.Sub(t).Seconds())
 	fmt.Fprintf(&b, "cloud-init[1612]: ci-info: | eth0 | True | %s | 255.255.224.0 | global | %s |\r\n", in.PrivateIP, s.macOf(in))
 	for _, part := range userDataParts(wire.DecodeUserData(in.UserData)) {
 		switch {
@@ -75,18 +83,7 @@ func (s *Service) consoleLog(in *ec2.Instance) string {
 				}
 			}
 			fmt.Fprintf(&b, "nodeadm[1790]: {\"level\":\"info\",\"msg\":\"Configuring kubelet\"}\r\n")
-		case strings.HasPrefix(part.body, "#!"):
-			fmt.Fprintf(&b, "cloud-init[1921]: + running user-data script (%d lines)\r\n", strings.Count(part.body, "\n")+1)
-			for _, l := range strings.Split(strings.TrimSpace(part.body), "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), "echo ") {
-					fmt.Fprintf(&b, "cloud-init[1921]: %s\r\n", strings.Trim(strings.TrimPrefix(strings.TrimSpace(l), "echo "), `"'`))
-				}
-			}
 		}
-	}
-	if in.State == ec2.StateRunning || in.State == ec2.StateStopping || in.State == ec2.StateStopped {
-		fmt.Fprintf(&b, "cloud-init[1921]: Cloud-init v. 22.2.2 finished at %s. Datasource DataSourceEc2Local.  Up 31.47 seconds\r\n",
-			in.RunningAt.Add(25*time.Second).UTC().Format(time.RFC1123Z))
 	}
 	b.WriteString(in.ConsoleExtra)
 	if in.State == ec2.StateStopping || in.State == ec2.StateStopped {
