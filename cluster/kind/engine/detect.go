@@ -60,28 +60,55 @@ type Options struct {
 // kind's own pick cannot and a later one can, the engine's Notes say so. When none can, the
 // error (ErrPrivilegedRefused) says what each engine said.
 func Choose(ctx context.Context, opts Options) (*Engine, error) {
-	names, err := Candidates(ctx)
+	e, refusals, err := chooseBy(ctx, opts, "kind's privileged node", (*Engine).probePrivileged)
 	if err != nil {
 		return nil, err
+	}
+	if e == nil {
+		return nil, fmt.Errorf("%w: %s; use --backend embedded", ErrPrivilegedRefused, strings.Join(refusals, "; "))
+	}
+	return e, nil
+}
+
+// ChooseFor returns the first engine of Candidates that starts a container with runArgs
+// (what, in words, names that container in the refusals). When none can, the error
+// (ErrRefused) says what each engine said.
+func ChooseFor(ctx context.Context, opts Options, what string, runArgs ...string) (*Engine, error) {
+	probe := func(e *Engine, ctx context.Context) error { return e.ProbeRun(ctx, runArgs...) }
+	e, refusals, err := chooseBy(ctx, opts, what, probe)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil {
+		return nil, fmt.Errorf("%w %s: %s", ErrRefused, what, strings.Join(refusals, "; "))
+	}
+	return e, nil
+}
+
+// chooseBy returns the first candidate that probe accepts, or nil and what each one said.
+func chooseBy(ctx context.Context, opts Options, what string, probe func(*Engine, context.Context) error) (*Engine, []string, error) {
+	names, err := Candidates(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	var refusals []string
 	for _, name := range names {
 		e := &Engine{Name: name}
-		err := e.prove(ctx, opts)
+		err := e.prove(ctx, opts, probe)
 		if err == nil {
 			if len(refusals) > 0 {
 				e.Notes = append([]string{fmt.Sprintf("%s; using %s (as %s=%s would)", strings.Join(refusals, "; "), e.Label(), ProviderEnv, name)}, e.Notes...)
 			}
-			return e, nil
+			return e, nil, nil
 		}
-		refusals = append(refusals, fmt.Sprintf("%s cannot run kind's privileged node (%v)", e.Label(), err))
+		refusals = append(refusals, fmt.Sprintf("%s cannot run %s (%v)", e.Label(), what, err))
 	}
-	return nil, fmt.Errorf("%w: %s; use --backend embedded", ErrPrivilegedRefused, strings.Join(refusals, "; "))
+	return nil, refusals, nil
 }
 
-// prove checks that the engine answers and starts a privileged container, pointing podman
-// at the lab's containers.conf when its default rlimits are what stops it.
-func (e *Engine) prove(ctx context.Context, opts Options) error {
+// prove checks that the engine answers and that probe passes, pointing podman at the lab's
+// containers.conf when its default rlimits are what stops it.
+func (e *Engine) prove(ctx context.Context, opts Options, probe func(*Engine, context.Context) error) error {
 	if _, err := e.Run(ctx, nil, "info"); err != nil {
 		var re *RunError
 		if errors.As(err, &re) {
@@ -89,7 +116,7 @@ func (e *Engine) prove(ctx context.Context, opts Options) error {
 		}
 		return err
 	}
-	err := e.probePrivileged(ctx)
+	err := probe(e, ctx)
 	if err == nil || e.Name != "podman" || !isRlimitRefusal(err) || os.Getenv("CONTAINERS_CONF") != "" || opts.ContainersConf == "" {
 		return err
 	}
@@ -98,7 +125,7 @@ func (e *Engine) prove(ctx context.Context, opts Options) error {
 		return errors.Join(err, werr)
 	}
 	e.Env = []string{"CONTAINERS_CONF=" + opts.ContainersConf}
-	if err := e.probePrivileged(ctx); err != nil {
+	if err := probe(e, ctx); err != nil {
 		return fmt.Errorf("even with default_ulimits %s in %s: %w", limits, opts.ContainersConf, err)
 	}
 	e.Notes = append(e.Notes, fmt.Sprintf("podman's default rlimits exceed this host's hard limits: the lab points podman at its own %s (CONTAINERS_CONF, the system's settings plus default_ulimits %s); the host's files are not changed", opts.ContainersConf, limits))
@@ -110,14 +137,19 @@ func isRlimitRefusal(err error) bool {
 	return strings.Contains(err.Error(), "error setting rlimit")
 }
 
-// probeName names the empty image probePrivileged imports, runs and removes (nothing is
+// probeName names the empty image ProbeRun imports, runs and removes (nothing is
 // pulled), and its container; each process has its own, so probes side by side leave nothing.
 var probeName = fmt.Sprintf("karplab-privileged-probe-%d", os.Getpid())
 
-// probePrivileged starts a privileged container as kind does for each node, from an empty
-// image imported here. The image holds no program, so an engine that allows it answers that
-// /probe does not exist. Nothing is left behind.
+// probePrivileged starts a privileged container as kind does for each node.
 func (e *Engine) probePrivileged(ctx context.Context) error {
+	return e.ProbeRun(ctx, "--privileged", "--network", "none")
+}
+
+// ProbeRun starts a container with runArgs from an empty image imported here. The image
+// holds no program, so an engine that allows the container answers that /probe does not
+// exist; any other answer is the error. Nothing is left behind.
+func (e *Engine) ProbeRun(ctx context.Context, runArgs ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	// An empty tar archive is two zero blocks.
@@ -138,7 +170,8 @@ func (e *Engine) probePrivileged(ctx context.Context) error {
 		e.Run(context.WithoutCancel(ctx), nil, "rm", "-f", probeName) //nolint:errcheck
 		e.Run(context.WithoutCancel(ctx), nil, "rmi", probeImage)     //nolint:errcheck
 	}()
-	out, err := e.Run(ctx, nil, "run", "--rm", "--name", probeName, "--privileged", "--network", "none", probeImage, "/probe")
+	args := append(append([]string{"run", "--rm", "--name", probeName}, runArgs...), probeImage, "/probe")
+	out, err := e.Run(ctx, nil, args...)
 	if err == nil || (strings.Contains(out, "/probe") && strings.Contains(out, "no such file or directory")) {
 		return nil
 	}

@@ -126,6 +126,9 @@ func (e *Engine) ImageExists(ctx context.Context, image string) bool {
 // ErrNoEngine means no container engine kind can use is on PATH.
 var ErrNoEngine = errors.New("the kind backend needs a container engine (Docker, podman or nerdctl), and none is on PATH; install one, or use --backend embedded")
 
+// ErrRefused means no engine here starts the container ChooseFor was asked for.
+var ErrRefused = errors.New("no container engine here can run")
+
 // ErrPrivilegedRefused means no engine here starts a privileged container, and every kind
 // node is one.
 var ErrPrivilegedRefused = errors.New("no container engine here can run kind's node, a privileged container")

@@ -116,3 +116,18 @@ func TestIntegrationChoose(t *testing.T) {
 		t.Errorf("probe container left behind: %q", out)
 	}
 }
+
+// ChooseFor proves the container asked for, not kind's privileged one, and says what each
+// engine said when none runs it.
+func TestChooseFor(t *testing.T) {
+	kindtest.FakeEngines(t, map[string]kindtest.Engine{"docker": {Version: "Docker version 28.2.2", Run: kindtest.RunAllowed}})
+	e, err := ChooseFor(context.Background(), Options{}, "a seat", "--network", "none")
+	if err != nil || e.Name != "docker" {
+		t.Fatalf("ChooseFor = %v, %v; want docker", e, err)
+	}
+	kindtest.FakeEngines(t, map[string]kindtest.Engine{"docker": {Version: "Docker version 28.2.2", Run: kindtest.RunCapsRefused}})
+	_, err = ChooseFor(context.Background(), Options{}, "a seat", "--network", "none")
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "Docker cannot run a seat (docker: Error response") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("ChooseFor error = %q, want ErrRefused naming what Docker said, in one line", err)
+	}
+}
