@@ -1,7 +1,6 @@
 package nodeimage
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,15 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	karplab "github.com/karplab/karplab"
 	"github.com/karplab/karplab/cluster/kind/engine"
+	"github.com/karplab/karplab/cluster/rootfs"
 )
 
 // Repository is where the built images are tagged.
@@ -29,8 +27,8 @@ const recipe = "karplab-kind-node-1"
 // Debian is what the root file system is built from. trixie's containerd (1.7.24) is the
 // oldest the kubelet of v1.37 still works with; bookworm's (1.6) is too old.
 const (
-	DebianSuite  = "trixie"
-	DebianMirror = "http://deb.debian.org/debian"
+	DebianSuite  = rootfs.DebianSuite
+	DebianMirror = rootfs.DebianMirror
 )
 
 // debianPackages are kind's base image's packages (images/base/Dockerfile) with Debian's
@@ -81,16 +79,7 @@ func KubeVersion() (string, error) {
 }
 
 // StepError is a build step that failed: its name and the last lines it printed.
-type StepError struct {
-	Step string
-	Err  error
-}
-
-func (e *StepError) Error() string {
-	return fmt.Sprintf("building the kind node image, step %q: %v", e.Step, e.Err)
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
+type StepError = rootfs.StepError
 
 // Ensure returns the image Tag names, building it when the engine lacks it.
 func Ensure(ctx context.Context, opts Options) (string, error) {
@@ -116,9 +105,6 @@ type builder struct {
 	step   int
 }
 
-// steps is how many steps a build prints.
-const steps = 7
-
 // Build builds the node image and tags it tag. On failure it leaves nothing behind: no
 // container, no intermediate image, no scratch files.
 func Build(ctx context.Context, tag string, opts Options) (err error) {
@@ -141,26 +127,16 @@ func Build(ctx context.Context, tag string, opts Options) (err error) {
 	defer os.RemoveAll(b.work)
 	began := time.Now()
 	fmt.Fprintf(opts.Status, "Building the kind node image %s offline (the first, with nothing compiled yet, takes 15 to 30 minutes on 2 cores)\n", tag)
-	for _, s := range []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"the build's tools and Go module", b.prepare},
-		{"Debian " + DebianSuite + " root file system (debootstrap)", b.debootstrap},
-		{"kubelet, kubeadm, kubectl and the control plane " + kube + " from karplab's go.mod", b.buildKube},
-		{"etcd, CoreDNS and pause at the versions kubeadm " + kube + " names", b.buildAddons},
-		{"kind's base-image files and the node's binaries", b.nodeFiles},
-		{"control-plane images FROM scratch", b.controlPlaneImages},
-		{"node image: preload the images into containerd, commit", b.commit},
-	} {
-		b.step++
-		fmt.Fprintf(opts.Status, " • [%d/%d] %s ...\n", b.step, steps, s.name)
-		start := time.Now()
-		if err := s.run(ctx); err != nil {
-			fmt.Fprintf(opts.Status, " ✗ [%d/%d] %s\n", b.step, steps, s.name)
-			return &StepError{Step: s.name, Err: err}
-		}
-		fmt.Fprintf(opts.Status, " ✓ [%d/%d] %s (%s)\n", b.step, steps, s.name, time.Since(start).Round(time.Second))
+	if err := rootfs.RunSteps(ctx, opts.Status, "the kind node image", []rootfs.Step{
+		{Name: "the build's tools and Go module", Run: b.prepare},
+		{Name: "Debian " + DebianSuite + " root file system (debootstrap)", Run: b.debootstrap},
+		{Name: "kubelet, kubeadm, kubectl and the control plane " + kube + " from karplab's go.mod", Run: b.buildKube},
+		{Name: "etcd, CoreDNS and pause at the versions kubeadm " + kube + " names", Run: b.buildAddons},
+		{Name: "kind's base-image files and the node's binaries", Run: b.nodeFiles},
+		{Name: "control-plane images FROM scratch", Run: b.controlPlaneImages},
+		{Name: "node image: preload the images into containerd, commit", Run: b.commit},
+	}); err != nil {
+		return err
 	}
 	fmt.Fprintf(opts.Status, "Built %s in %s\n", tag, time.Since(began).Round(time.Second))
 	b.removeOlder(ctx)
@@ -170,51 +146,22 @@ func Build(ctx context.Context, tag string, opts Options) (err error) {
 // removeOlder removes the lab's node images of other inputs (an older go.mod), tagged
 // otherwise than Tag: each is most of a gigabyte. One a container still uses stays.
 func (b *builder) removeOlder(ctx context.Context) {
-	current, err := Tag()
-	if err != nil {
-		return
-	}
-	out, err := b.opts.Engine.Run(ctx, nil, "images", "--format", "{{.Repository}}:{{.Tag}}")
-	if err != nil {
-		return
-	}
-	for _, img := range strings.Fields(out) {
-		if strings.HasPrefix(img, Repository+":") && !strings.HasPrefix(img, current) {
-			if _, err := b.opts.Engine.Run(ctx, nil, "rmi", img); err == nil {
-				fmt.Fprintf(b.opts.Status, "Removed %s, the node image of older inputs\n", img)
-			}
-		}
+	if current, err := Tag(); err == nil {
+		rootfs.RemoveOlder(ctx, b.opts.Engine, Repository, current, b.opts.Status)
 	}
 }
 
 // run runs a command; its error names the command and carries the last lines it printed.
-func run(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s: %w: %s", filepath.Base(name), err, engine.LastLines(out.String(), 3))
-	}
-	return out.String(), nil
-}
+var run = rootfs.Run
 
 // tools are the commands a build needs on the host, with the package that brings each.
-var tools = [][2]string{{"go", "the Go toolchain"}, {"debootstrap", "apt-get install debootstrap"}, {"gcc", "apt-get install gcc libc6-dev"}, {"tar", "apt-get install tar"}, {"chroot", "coreutils"}}
+var tools = append([][2]string{{"go", "the Go toolchain"}, {"gcc", "apt-get install gcc libc6-dev"}}, rootfs.Tools...)
 
 // prepare checks the host's tools and writes the Go module the binaries are built in:
 // karplab's own go.mod and go.sum, and etcd's main.
 func (b *builder) prepare(ctx context.Context) error {
-	if os.Geteuid() != 0 {
-		return errors.New("debootstrap and chroot need root: build the image as root (make kind-image)")
-	}
-	for _, t := range tools {
-		if _, err := exec.LookPath(t[0]); err != nil {
-			return fmt.Errorf("%s is not on PATH (%s)", t[0], t[1])
-		}
+	if err := rootfs.RequireTools("make kind-image", tools...); err != nil {
+		return err
 	}
 	src := filepath.Join(b.work, "src")
 	if err := os.MkdirAll(filepath.Join(src, "etcd"), 0o755); err != nil {
@@ -261,22 +208,4 @@ func moduleDir(ctx context.Context, src, path string) (string, error) {
 }
 
 // copyFile copies src to dst with mode, following symbolic links.
-func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
+var copyFile = rootfs.CopyFile

@@ -2,14 +2,12 @@ package nodeimage
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/karplab/karplab/cluster/kind/engine"
+	"github.com/karplab/karplab/cluster/rootfs"
 )
 
 // commit imports the root file system as an image, runs it with containerd as kind's own
@@ -21,7 +19,7 @@ func (b *builder) commit(ctx context.Context) (err error) {
 	suffix := b.tag[strings.LastIndex(b.tag, "-")+1:]
 	base, box := Repository+"-base:"+suffix, "karplab-kind-image-"+suffix
 	e.Run(ctx, nil, "rm", "-f", box) //nolint:errcheck // a leftover of an interrupted build
-	if err := b.importRootfs(ctx, base); err != nil {
+	if err := rootfs.Import(ctx, e, b.rootfs(), base); err != nil {
 		return err
 	}
 	defer e.Run(context.WithoutCancel(ctx), nil, "rmi", "-f", base) //nolint:errcheck // best effort
@@ -57,25 +55,6 @@ func (b *builder) commit(ctx context.Context) (err error) {
 	_, err = e.Run(ctx, nil, "commit",
 		"--change", `ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`, "--change", "CMD []",
 		"--change", "ENV container=docker", "--change", "STOPSIGNAL SIGRTMIN+3", box, b.tag)
-	return err
-}
-
-// importRootfs streams the root file system into the engine as image name.
-func (b *builder) importRootfs(ctx context.Context, name string) error {
-	tarCmd := exec.CommandContext(ctx, "tar", "--numeric-owner", "--xattrs", "-C", b.rootfs(), "-c", ".")
-	var tarErr strings.Builder
-	tarCmd.Stderr = &tarErr
-	stream, err := tarCmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := tarCmd.Start(); err != nil {
-		return err
-	}
-	_, err = b.opts.Engine.Run(ctx, stream, "import", "-", name)
-	if werr := tarCmd.Wait(); werr != nil {
-		err = errors.Join(err, fmt.Errorf("tar -C %s -c .: %w: %s", b.rootfs(), werr, engine.LastLines(tarErr.String(), 3)))
-	}
 	return err
 }
 

@@ -12,6 +12,7 @@
 // the host (failCgroupV1, restrict_oom_score_adj) is not baked in: the kind backend sets it
 // through kind's config patches.
 //
-// It imports package karplab (the module's go.mod), cluster/kind/engine and
+// It imports package karplab (the module's go.mod), cluster/kind/engine, cluster/rootfs
+// (debootstrap and the steps, shared with the workshop's seat image) and
 // go-containerregistry; nothing of the lab's.
 package nodeimage

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/karplab/karplab/cluster/rootfs"
 )
 
 // baseFiles is where kind's base-image files lie in the kind module.
@@ -40,9 +42,7 @@ func (b *builder) rootfs() string { return filepath.Join(b.work, "rootfs") }
 
 // debootstrap makes the Debian root file system.
 func (b *builder) debootstrap(ctx context.Context) error {
-	_, err := run(ctx, b.work, nil, "debootstrap", "--variant=minbase", "--include="+strings.Join(debianPackages, ","),
-		DebianSuite, b.rootfs(), b.opts.Mirror)
-	return err
+	return rootfs.Debootstrap(ctx, b.rootfs(), DebianSuite, b.opts.Mirror, debianPackages)
 }
 
 // nodeFiles does what kind's base image Dockerfile does on top of its packages, then what
@@ -67,7 +67,7 @@ func (b *builder) nodeFiles(ctx context.Context) error {
 			}
 		}
 	}
-	if err := appendFile(filepath.Join(r, "etc/systemd/journald.conf"), "ReadKMsg=no\n"); err != nil {
+	if err := rootfs.AppendFile(filepath.Join(r, "etc/systemd/journald.conf"), "ReadKMsg=no\n"); err != nil {
 		return err
 	}
 	// Debian puts containerd in /usr/bin and the CNI plugins in /usr/lib/cni; kind's unit and
@@ -160,16 +160,4 @@ func (b *builder) criBaseSpec(ctx context.Context) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(b.rootfs(), "etc/containerd/cri-base.json"), data, 0o644)
-}
-
-func appendFile(path, s string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(s); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
