@@ -202,12 +202,13 @@ func checkChains(g *Grading, pods []evidence.PodRow) (chain, order Check) {
 	}
 	switch {
 	case len(outOfOrder) == 0 && len(broken) == 0 && len(inFlight) > 0:
-		order = failWith(oid, otitle, fmt.Sprintf("still in flight: the NodeClaims of %s are not initialized yet", nouns(len(inFlight), "pod")),
-			"Karpenter has not finished with them: check again in a few seconds (kubectl get nodeclaims).", nil, first(inFlight, 5))
+		order = fail(oid, otitle, fmt.Sprintf("still in flight: the NodeClaims of %s are not initialized yet", nouns(len(inFlight), "pod")),
+			"Karpenter has not finished with them: check again in a few seconds (kubectl get nodeclaims).", first(inFlight, 5)...)
 	case len(outOfOrder) == 0 && len(broken) == 0:
 		order = pass(oid, otitle, fmt.Sprintf("all %d chains in order", complete))
 	case len(outOfOrder) == 0:
-		order = fail(oid, otitle, "cannot order what is not traced", "Fix the broken chains first.")
+		order = fail(oid, otitle, "cannot order what is not traced", "Fix the broken chains first.",
+			fmt.Sprintf("%d of %d running pods have a broken chain (see chain-complete): no order to judge", len(broken), running))
 	default:
 		order = fail(oid, otitle, fmt.Sprintf("%d chains out of order", len(outOfOrder)),
 			"A pod that started before its node registered was not placed by this NodeClaim: look for a second NodePool or a static node.", first(outOfOrder, 5)...)
@@ -305,7 +306,8 @@ func checkBounded(g *Grading, pool string) Check {
 	const id, title = "nodepool-bounded", "The NodePool is bounded: architecture, capacity type, category, generation, zones, aggregate limits, disruption budget"
 	np, ok := g.nodePool(pool)
 	if !ok {
-		return fail(id, title, fmt.Sprintf("no NodePool %q was ever applied", pool), "kubectl apply -f nodepool.yaml")
+		return fail(id, title, fmt.Sprintf("no NodePool %q was ever applied", pool), "kubectl apply -f nodepool.yaml",
+			fmt.Sprintf("no NodePool %s: nothing bounds what Karpenter may buy", pool))
 	}
 	var missing, have []string
 	reqs := map[string]string{}
@@ -590,7 +592,8 @@ func checkGoverned(ev *evidence.Evidence, pool string) Check {
 	const id, title = "machines-governed", "Every machine is governed: encrypted root volume, IMDSv2 required"
 	instances := ev.InstancesOfPool(pool)
 	if len(instances) == 0 {
-		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.")
+		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.",
+			"no instance of NodePool "+pool+" to judge")
 	}
 	var bad, good, fixed []string
 	live := 0
@@ -620,7 +623,8 @@ func checkGoverned(ev *evidence.Evidence, pool string) Check {
 		}
 	}
 	if live == 0 {
-		return failWith(id, title, "no instance of NodePool "+pool+" runs now", "Stage the workload: Karpenter launches machines for its Pending pods.", nil, first(fixed, 4))
+		return failWith(id, title, "no instance of NodePool "+pool+" runs now", "Stage the workload: Karpenter launches machines for its Pending pods.",
+			[]string{"no instance of NodePool " + pool + " runs now: none to judge"}, first(fixed, 4))
 	}
 	if len(bad) == 0 {
 		return pass(id, title, fmt.Sprintf("%s running, checked on the EC2 side", nouns(live, "instance")), append(first(good, 3), first(fixed, 4)...)...)
@@ -636,7 +640,8 @@ func checkCostTags(ev *evidence.Evidence, pool string) Check {
 	const id, title = "cost-tags", "Cost tags (application, environment, owner) are on every instance, volume and network interface"
 	instances := ev.InstancesOfPool(pool)
 	if len(instances) == 0 {
-		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.")
+		return fail(id, title, "no instance was launched for NodePool "+pool, "Apply the NodePool and EC2NodeClass and stage the workload.",
+			"no instance of NodePool "+pool+" to judge")
 	}
 	var missing, fixed []string
 	resources := 0
@@ -678,7 +683,8 @@ func checkCostTags(ev *evidence.Evidence, pool string) Check {
 		}
 	}
 	if resources == 0 {
-		return failWith(id, title, "no resource of NodePool "+pool+" exists now", "Stage the workload: Karpenter launches machines for its Pending pods.", nil, first(fixed, 4))
+		return failWith(id, title, "no resource of NodePool "+pool+" exists now", "Stage the workload: Karpenter launches machines for its Pending pods.",
+			[]string{"no instance, volume or interface of NodePool " + pool + " exists now: none to judge"}, first(fixed, 4))
 	}
 	if len(missing) == 0 {
 		var groups []string

@@ -117,8 +117,12 @@ func checkConsolidated(g *Grading, claims, consolidated []claimLife) Check {
 		}
 	}
 	if len(pending) > 0 {
+		var removing []string
+		for _, name := range pending {
+			removing = append(removing, "NodeClaim "+name+" is still being removed: not judged until it is gone")
+		}
 		return failWith(id, title, fmt.Sprintf("consolidation still under way: %s being removed", strings.Join(pending, ", ")),
-			"Wait a little and check again: kubectl get nodeclaims -w", nil, proofs)
+			"Wait a little and check again: kubectl get nodeclaims -w", removing, proofs)
 	}
 	var underused []string
 	for i, n := range live {
@@ -170,7 +174,8 @@ func checkDisruptionBudget(g *Grading, claims []claimLife) Check {
 	const id, title = "disruption-budget", "Karpenter's disruption budget held: at most 20% of the pool's nodes disrupted at once"
 	np, ok := g.nodePool(generalPool)
 	if !ok {
-		return fail(id, title, fmt.Sprintf("no NodePool %q was ever applied", generalPool), "kubectl apply -f nodepool.yaml")
+		return fail(id, title, fmt.Sprintf("no NodePool %q was ever applied", generalPool), "kubectl apply -f "+consolidationLab+"/nodepool.yaml",
+			fmt.Sprintf("no NodePool %s: no disruption budget to judge", generalPool))
 	}
 	peak, _ := peakNodes(claims)
 	if peak == 0 {

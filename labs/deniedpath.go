@@ -152,7 +152,8 @@ no launch request and no instance, and the denied launch in the audit trail.`,
 func gradeDenied(g *Grading) []Check {
 	ev := g.Evidence
 	chain, _ := checkChains(g, ev.PodsOf(zibaNamespace, renderWorker))
-	checks := []Check{checkRunning(ev, zibaNamespace, renderWorker, deniedRenderReplicas), chain}
+	running := g.withRoomInLimits(checkRunning(ev, zibaNamespace, renderWorker, deniedRenderReplicas), generalPool, renderWorker, deniedRenderReplicas)
+	checks := []Check{running, chain}
 	for _, fp := range forbiddenPods {
 		checks = append(checks, checkDeniedPod(g, fp))
 	}
@@ -195,7 +196,7 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 	v, row, ok := g.podByName(zibaNamespace, fp.name)
 	if !ok {
 		return fail(fp.id, fp.title, fmt.Sprintf("pod %s/%s was never created", zibaNamespace, fp.name),
-			"Stage the lab: karplab lab run "+deniedLab)
+			"Stage the lab: karplab lab run "+deniedLab, fmt.Sprintf("no pod %s/%s was ever recorded: nothing to refuse", zibaNamespace, fp.name))
 	}
 	p := newPursuit(g, row)
 	switch row.Phase {
@@ -230,7 +231,7 @@ func checkDeniedPod(g *Grading, fp forbiddenPod) Check {
 			hint = "Karpenter explains a pod within a few seconds of its next scheduling round: check again, or kubectl describe pod -n ziba " + fp.name
 		}
 		return failWith(fp.id, fp.title, "the pod waits, but Karpenter has not explained why yet (no FailedScheduling event from karpenter)",
-			hint, nil, []string{"scheduler: " + evidence.Dash(row.PendingReason)})
+			hint, []string{"no mismatch quoted yet: Karpenter has sent no FailedScheduling event for " + fp.name}, []string{"scheduler: " + evidence.Dash(row.PendingReason)})
 	}
 	evidence := []string{fmt.Sprintf("pod %s (uid %s, requests %s)", row.Name, row.UID, evidence.Dash(row.Requests))}
 	if mismatch != "" {
@@ -393,7 +394,8 @@ func checkRefusedByNodePool(g *Grading) Check {
 	const id, title = "refused-by-nodepool", "Each forbidden pod is refused by the NodePool's own bounds, not by luck of the catalog"
 	pools := g.liveNodePools()
 	if len(pools) == 0 {
-		return fail(id, title, "no NodePool is applied", "kubectl apply -f nodepool.yaml")
+		return fail(id, title, "no NodePool is applied", "kubectl apply -f "+deniedLab+"/nodepool.yaml",
+			"no NodePool is applied: no bound of one refuses the forbidden pods")
 	}
 	var admitted, refused []string
 	for _, fp := range forbiddenPods {
@@ -471,7 +473,8 @@ func checkUnauthorisedDenied(ev *evidence.Evidence) Check {
 			"A denied call must create nothing and say why: read the audit trail (karplab evidence).", first(bad, 4)...)
 	}
 	return fail(id, title, "no launch call was ever denied: nothing proves the policy refuses unauthorised supply",
-		"Stage the lab (karplab lab run "+deniedLab+"): its CI pipeline tries to launch a GPU instance it may not.")
+		"Stage the lab (karplab lab run "+deniedLab+"): its CI pipeline tries to launch a GPU instance it may not.",
+		"the audit trail holds no launch call refused with UnauthorizedOperation")
 }
 
 // checkWithinPolicy: the Karpenter controller's policy is least-privilege (it bounds types,
@@ -482,7 +485,8 @@ func checkWithinPolicy(g *Grading) Check {
 	pol := g.Snapshot.Policy
 	if pol == nil || len(pol.Statements) == 0 {
 		return fail(id, title, "no IAM-like policy is in force: Karpenter may launch anything",
-			"Stage the lab (karplab lab run "+deniedLab+"): it puts the controller's policy in force.")
+			"Stage the lab (karplab lab run "+deniedLab+"): it puts the controller's policy in force.",
+			"the account has no IAM-like policy: every caller may launch anything")
 	}
 	var st *authz.PolicyStatement
 	for i := range pol.Statements {
@@ -494,7 +498,8 @@ func checkWithinPolicy(g *Grading) Check {
 	}
 	if st == nil {
 		return fail(id, title, "no policy statement bounds what the Karpenter controller may launch",
-			"The controller's policy must allow only the approved instance families and zones.")
+			"The controller's policy must allow only the approved instance families and zones.",
+			"no statement of the policy names the instance types or families "+accesskeys.Karpenter+" may launch")
 	}
 	var gaps []string
 	if len(st.AllowedZones) == 0 {

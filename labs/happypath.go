@@ -40,7 +40,7 @@ encrypted disks, IMDSv2 and cost tags on the EC2 side.`,
 			pods := ev.PodsOf(zibaNamespace, renderWorker)
 			chain, order := checkChains(g, pods)
 			return []Check{
-				exampleRuns(ev, checkRunning(ev, zibaNamespace, renderWorker, renderReplicas, courseExample)),
+				g.withRoomInLimits(exampleRuns(ev, checkRunning(ev, zibaNamespace, renderWorker, renderReplicas, courseExample)), generalPool, renderWorker, renderReplicas),
 				chain,
 				order,
 				checkBounded(g, generalPool),

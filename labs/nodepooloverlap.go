@@ -162,7 +162,7 @@ func checkPlacedByIntendedPool(g *Grading) Check {
 	const id, title = "placed-by-intended-pool", "Each pod runs on its intended pool, the first pool Karpenter tries for it"
 	pods := g.workloadPods()
 	if len(pods) == 0 {
-		return fail(id, title, "no pod of the workload runs", "Stage the lab: karplab lab run "+overlapLab)
+		return fail(id, title, "no pod of the workload runs", "Stage the lab: karplab lab run "+overlapLab, noWorkloadRuns)
 	}
 	var wrong, right []string
 	for _, p := range pods {
@@ -188,6 +188,9 @@ func checkPlacedByIntendedPool(g *Grading) Check {
 		first(wrong, 6)...)
 }
 
+// noWorkloadRuns is the ✗ line of a placement check with nothing to place.
+const noWorkloadRuns = "no pod of " + renderWorker + " or " + previewAPI + " runs: no placement to judge"
+
 // checkNoAccidentalOverlap: no Deployment's pods fit two pools of equal weight, where only
 // the pools' names would choose. A pod that fits two pools of different weights states a
 // preference (the lower pool is its fallback), and is reported as such.
@@ -195,7 +198,7 @@ func checkNoAccidentalOverlap(g *Grading) Check {
 	const id, title = "no-accidental-overlap", "No pod's requirements match two NodePools unintentionally"
 	pods := g.workloadPods()
 	if len(pods) == 0 {
-		return fail(id, title, "no pod of the workload runs", "Stage the lab: karplab lab run "+overlapLab)
+		return fail(id, title, "no pod of the workload runs", "Stage the lab: karplab lab run "+overlapLab, noWorkloadRuns)
 	}
 	seen := map[string]bool{}
 	var ambiguous, fallback, single []string
@@ -230,7 +233,7 @@ func checkLintClean(g *Grading) Check {
 	const id, title = "nodepools-lint-clean", "The NodePools are bounded and no two overlap by accident (karplab lint nodepools)"
 	live := g.liveNodePools()
 	if len(live) == 0 {
-		return fail(id, title, "no NodePool is applied", "kubectl apply -f nodepools.yaml")
+		return fail(id, title, "no NodePool is applied", "kubectl apply -f "+overlapLab+"/nodepools.yaml", "no NodePool is applied: nothing to lint")
 	}
 	pools := make([]lint.Pool, len(live))
 	for i := range live {

@@ -3,8 +3,10 @@ package labs
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -94,4 +96,44 @@ func nodePoolRefuses(np karpv1.NodePool, pod *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// withRoomInLimits adds to a failed workload-running check the line that names a pool whose
+// spec.limits cannot hold the Deployment's replicas at all (a limit far too narrow), which
+// Karpenter's Pending message may not say for minutes (it explains a pod once per 5m).
+func (g *Grading) withRoomInLimits(c Check, pool, deploy string, replicas int) Check {
+	np, ok := g.nodePool(pool)
+	if c.Passed || !ok || len(np.Spec.Limits) == 0 {
+		return c
+	}
+	var pod *corev1.Pod
+	for _, v := range g.hist.Pods {
+		if p := v.Last(); v.Deleted == nil && p.Namespace == zibaNamespace && len(p.OwnerReferences) > 0 &&
+			p.OwnerReferences[0].Kind == "ReplicaSet" && strings.HasPrefix(p.OwnerReferences[0].Name, deploy+"-") {
+			pod = &p
+			break
+		}
+	}
+	if pod == nil {
+		return c
+	}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		limit, ok := np.Spec.Limits[name]
+		if !ok {
+			continue
+		}
+		need := resource.Quantity{}
+		for _, ctr := range pod.Spec.Containers {
+			if q, ok := ctr.Resources.Requests[name]; ok {
+				need.Add(q)
+			}
+		}
+		need.Mul(int64(replicas))
+		if need.Cmp(limit) > 0 {
+			c.Problems = append(c.Problems, fmt.Sprintf("NodePool %s's limits.%s %s cannot hold the %d replicas, which request %s in all: Karpenter buys nothing past it", pool, name, limit.String(), replicas, need.String()))
+			c.Hint = "Set the course's spec.limits (cpu \"200\", memory 800Gi) and apply the NodePool again; " + c.Hint
+			return c
+		}
+	}
+	return c
 }
