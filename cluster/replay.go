@@ -56,13 +56,27 @@ func replayServices(d *daemon, be backend.Backend) (load, release *service, err 
 	if !ok {
 		return nil, nil, fmt.Errorf("a replay runs on --backend embedded, not %s: its controllers must start after the bundle is loaded", be.Name())
 	}
-	b, err := replay.Open(d.cfg.Replay, "", replay.DefaultLimits)
+	b, err := openReplay(d.cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	rec := &ReplayRecord{Bundle: d.cfg.Replay, CapturedAt: b.CapturedAt}
 	rec.Settings = carryKarpenterSettings(&d.cfg, replay.KarpenterEnv(b))
 	return replayLoadService(d, b, rec), replayReleaseService(d, em, rec), nil
+}
+
+// openReplay opens the daemon's bundle and refuses it as karplab replay's validation
+// would: the daemon trusts no caller to have checked it (a start may come from a script).
+func openReplay(cfg DaemonConfig) (*replay.Bundle, error) {
+	b, err := replay.Open(cfg.Replay, "", replay.DefaultLimits)
+	if err != nil {
+		return nil, err
+	}
+	given := replay.Given{Region: cfg.Account.Region, Zones: cfg.Account.Zones, ClusterName: cfg.Account.ClusterName}
+	if rep, _, _ := replay.Check(b, replay.LabCatalog{}, given); len(rep.Gaps) > 0 {
+		return nil, fmt.Errorf("the lab cannot replay %s (%d problems): %s", cfg.Replay, len(rep.Gaps), strings.Join(rep.Gaps, "; "))
+	}
+	return b, nil
 }
 
 // carryKarpenterSettings sets what the bundle's Karpenter ran with on the lab's Karpenter and

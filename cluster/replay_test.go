@@ -1,7 +1,10 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,5 +27,37 @@ func TestCarryKarpenterSettings(t *testing.T) {
 	}
 	if len(said) != 5 || slices.ContainsFunc(said, func(s string) bool { return s == "CLUSTER_NAME=prod" || s == "AWS_REGION=us-east-1" }) {
 		t.Errorf("said carried over: %v", said)
+	}
+}
+
+// The daemon refuses a bundle as karplab replay's validation would, every problem at once,
+// though no CLI checked it: here a report's manifests (a Node pasted without its zone's
+// subnet, an EC2NodeClass without status) started by a script.
+func TestDaemonRefusesWhatValidationWould(t *testing.T) {
+	dir := t.TempDir()
+	bundle := `apiVersion: v1
+kind: Node
+metadata:
+  name: ip-10-0-0-1.ec2.internal
+  labels: {topology.kubernetes.io/zone: us-east-1a, node.kubernetes.io/instance-type: m5.large, karpenter.sh/nodepool: default}
+spec: {providerID: "aws:///us-east-1a/i-0123456789abcdef0"}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec: {role: KarpenterNodeRole-prod}
+`
+	if err := os.WriteFile(filepath.Join(dir, "cluster.yaml"), []byte(bundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DaemonConfig{Replay: dir, Account: Account{Region: "us-east-1", Zones: []string{"us-east-1a", "us-east-1b"}, ClusterName: "prod"}}
+	_, err := openReplay(cfg)
+	if err == nil || !strings.Contains(err.Error(), "the lab cannot replay") || !strings.Contains(err.Error(), "us-east-1a") {
+		t.Fatalf("openReplay = %v, want the validation's refusal naming the node's zone", err)
+	}
+	t.Log(err)
+	cfg.Account.Region = "eu-west-2"
+	if _, err := openReplay(cfg); err == nil || !strings.Contains(err.Error(), "no node carries label") && !strings.Contains(err.Error(), "zone") {
+		t.Fatalf("openReplay in another region = %v, want a refusal", err)
 	}
 }

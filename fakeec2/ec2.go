@@ -73,6 +73,9 @@ func (s *Server) PublishRelease(release string) ([]PublishedImage, error) {
 // real IDs, all or nothing (service.Import).
 func (s *Server) Import(imp Import) error { return s.ec2.Import(imp) }
 
+// CheckImport lists what Import would refuse of imp, changing nothing.
+func (s *Server) CheckImport(imp Import) []string { return s.ec2.CheckImport(imp) }
+
 // Has reports whether the account's EC2 holds a resource with this ID.
 func (s *Server) Has(id string) bool { return s.ec2.Has(id) }
 

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -43,6 +44,7 @@ func AccountImport(b *Bundle, cluster string) (fakeec2.Import, error) {
 		}
 	}
 	var imp fakeec2.Import
+	var errs []error
 	seen := map[string]bool{}
 	for _, n := range b.ofKind("", "Node") {
 		pid, _, _ := unstructured.NestedString(n.Object, "spec", "providerID")
@@ -52,7 +54,8 @@ func AccountImport(b *Bundle, cluster string) (fakeec2.Import, error) {
 		}
 		in, err := a.instance(id, n, claims[pid], captured)
 		if err != nil {
-			return imp, err
+			errs = append(errs, err) // every node's problem, not the first's
+			continue
 		}
 		seen[id] = true
 		imp.Instances = append(imp.Instances, in)
@@ -82,7 +85,7 @@ func AccountImport(b *Bundle, cluster string) (fakeec2.Import, error) {
 	sort.Slice(imp.Subnets, func(i, j int) bool { return imp.Subnets[i].ID < imp.Subnets[j].ID })
 	sort.Slice(imp.SecurityGroups, func(i, j int) bool { return imp.SecurityGroups[i].ID < imp.SecurityGroups[j].ID })
 	sort.Slice(imp.Images, func(i, j int) bool { return imp.Images[i].ID < imp.Images[j].ID })
-	return imp, nil
+	return imp, errors.Join(errs...)
 }
 
 type importer struct {

@@ -157,3 +157,22 @@ func TestAccountImportDatesANodeWithoutCreation(t *testing.T) {
 		t.Errorf("launched %s, want the capture's time %s", got, b.CapturedAt)
 	}
 }
+
+// A report's manifests (Nodes and an EC2NodeClass without status, no region label) are
+// checked whole before anything starts: every node's problem is listed at once, with the
+// region given on the command line.
+func TestCheckListsEverythingAtOnce(t *testing.T) {
+	bare := strings.Replace(replayNode, "    topology.kubernetes.io/region: us-east-1\n", "", 1)
+	other := strings.NewReplacer("ip-10-20-40-7", "ip-10-20-72-9", "10.20.40.7", "10.20.72.9", "us-east-1b", "us-east-1c", "i-0a1b2c3d4e5f60718", "i-0f1e2d3c4b5a69788").Replace(bare)
+	class := "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec: {role: KarpenterNodeRole-prod}\n"
+	b := objects(t, bare, other, class)
+	r, _, _ := Check(b, LabCatalog{}, Given{})
+	if len(r.Gaps) != 2 || !strings.Contains(r.Gaps[0], "no region anywhere") || !strings.Contains(r.Gaps[1], "name it with --cluster-name") {
+		t.Errorf("without --region and --cluster-name: %q", r.Gaps)
+	}
+	r, name, _ := Check(b, LabCatalog{}, Given{Region: "us-east-1", ClusterName: "prod"})
+	if name != "prod" || r.Region != "us-east-1" || len(r.Gaps) != 2 ||
+		!strings.Contains(r.Gaps[0], "us-east-1b") || !strings.Contains(r.Gaps[1], "us-east-1c") {
+		t.Errorf("with them: region %q, cluster %q, gaps %q: want one per node's zone", r.Region, name, r.Gaps)
+	}
+}

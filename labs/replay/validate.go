@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -27,11 +28,19 @@ type Report struct {
 	Notes  []string
 }
 
+// Given is what the command line says for what a bundle may not (a report's pasted
+// manifests carry no region label and no karpenter.yaml); empty fields are the bundle's.
+type Given struct {
+	Region      string
+	Zones       []string
+	ClusterName string
+}
+
 // Validate lists everything in the bundle the lab cannot represent: kinds it does not
 // replay, Karpenter objects of another API version, a region it has no data for, zones the
 // region lacks, instance types outside its catalog, and images, subnets or security groups a
 // NodeClaim uses that its EC2NodeClass does not name.
-func Validate(b *Bundle, cat Catalog) Report {
+func Validate(b *Bundle, cat Catalog, given Given) Report {
 	var r Report
 	left := map[string]int{}
 	for _, o := range b.Objects {
@@ -50,26 +59,37 @@ func Validate(b *Bundle, cat Catalog) Report {
 	for kind, n := range left {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d %s left out: %s", n, kind, leftOutKinds[kind]))
 	}
-	r.Region = validateRegion(b, cat, &r)
+	r.Region = validateRegion(b, cat, given.Region, &r)
 	sort.Strings(r.Notes)
 	return r
 }
 
-// validateRegion finds the bundle's region from its nodes and checks its zones, instance
-// types and the EC2 resources its NodeClaims use.
-func validateRegion(b *Bundle, cat Catalog, r *Report) string {
+// validateRegion finds the bundle's region (given, else its nodes' label, else Karpenter's
+// AWS_REGION) and checks its zones, instance types and the EC2 resources its NodeClaims use.
+func validateRegion(b *Bundle, cat Catalog, given string, r *Report) string {
 	regions := map[string]bool{}
 	for _, o := range b.ofKind("", "Node") {
 		if reg := o.GetLabels()[corev1.LabelTopologyRegion]; reg != "" {
 			regions[reg] = true
 		}
 	}
-	if len(regions) != 1 {
-		r.Gaps = append(r.Gaps, fmt.Sprintf("the nodes name %d regions (label %s): a replay needs one", len(regions), corev1.LabelTopologyRegion))
+	named := slices.Sorted(maps.Keys(regions))
+	region := given
+	switch {
+	case len(named) > 1:
+		r.Gaps = append(r.Gaps, fmt.Sprintf("the nodes name %d regions %v (label %s): a replay needs one; take the other region's nodes out", len(named), named, corev1.LabelTopologyRegion))
 		return ""
+	case given != "" && len(named) == 1 && named[0] != given:
+		r.Gaps = append(r.Gaps, fmt.Sprintf("--region %s, but the nodes are in %s (label %s): drop --region, or name %s", given, named[0], corev1.LabelTopologyRegion, named[0]))
+		return ""
+	case region == "" && len(named) == 1:
+		region = named[0]
+	case region == "":
+		region = KarpenterEnv(b)["AWS_REGION"]
 	}
-	var region string
-	for region = range regions {
+	if region == "" {
+		r.Gaps = append(r.Gaps, fmt.Sprintf("no region anywhere: no node carries label %s and no karpenter.yaml sets AWS_REGION; name it with --region (the lab has %v)", corev1.LabelTopologyRegion, cat.Regions()))
+		return ""
 	}
 	zones, ok := cat.Zones(region)
 	if !ok {

@@ -57,9 +57,16 @@ func TestValidateListsWhatTheLabCannotRepresent(t *testing.T) {
 	tests := []struct {
 		name      string
 		docs      []string
+		given     Given
 		wantGaps  []string // each a substring of one gap, in order
 		wantNotes []string
 	}{
+		{name: "no region anywhere", docs: []string{strings.ReplaceAll(node, "topology.kubernetes.io/region: us-east-1", "")},
+			wantGaps: []string{"no region anywhere: no node carries label topology.kubernetes.io/region and no karpenter.yaml sets AWS_REGION; name it with --region"}},
+		{name: "the region given", docs: []string{strings.ReplaceAll(node, "topology.kubernetes.io/region: us-east-1", ""), class, claim("ami-1")},
+			given: Given{Region: "us-east-1"}},
+		{name: "a region given against the nodes'", docs: []string{node}, given: Given{Region: "eu-west-2"},
+			wantGaps: []string{"--region eu-west-2, but the nodes are in us-east-1"}},
 		{name: "a bundle the lab can take", docs: []string{node, class, claim("ami-1")}},
 		{name: "Karpenter v1beta1", docs: []string{node, "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: default}\n"},
 			wantGaps: []string{"NodePool default is karpenter.sh/v1beta1: the lab replays Karpenter's v1 objects only"}},
@@ -80,7 +87,7 @@ func TestValidateListsWhatTheLabCannotRepresent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Validate(objects(t, tt.docs...), fakeCatalog{})
+			r := Validate(objects(t, tt.docs...), fakeCatalog{}, tt.given)
 			if len(r.Gaps) != len(tt.wantGaps) {
 				t.Fatalf("gaps %q, want %d like %q", r.Gaps, len(tt.wantGaps), tt.wantGaps)
 			}

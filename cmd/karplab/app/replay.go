@@ -23,9 +23,12 @@ func replayCommand() *cli.Command {
 		Description: `Starts a fresh lab from a bundle (a directory, or a .tar.gz of one, that karplab capture or
 kubectl get ... -o yaml wrote) and lets the real Karpenter v1.15.0 make its decisions offline:
 
-1. Validates the bundle first: anything the lab cannot represent (a kind it does not
-   replay, Karpenter v1beta1 objects, a region it has no data for, zones, instance types,
-   images, subnets or security groups it cannot find) is listed, and nothing starts (exit 2).
+1. Validates the bundle first, all of it: anything the lab cannot represent (a kind it does
+   not replay, Karpenter v1beta1 objects, a region it has no data for, zones, instance types,
+   images, subnets or security groups it cannot find, an instance its account would not
+   take) is listed at once, and nothing starts (exit 2). A report's pasted manifests say no
+   region or cluster name: give them with --region R [--zones a,b,c] [--cluster-name N]
+   (Karpenter's AWS_REGION and CLUSTER_NAME in karpenter.yaml are read when present).
 2. Starts the lab in the bundle's region and zones under its EKS cluster's name, with the
    scheduler, the controller manager, the kubelets and Karpenter stopped.
 3. Imports the account (subnets, security groups, images and running instances with their
@@ -45,9 +48,12 @@ its data removed. The lab's home must hold no other lab (use another KARPLAB_HOM
 
 Examples:
    KARPLAB_HOME=~/.karplab-incident karplab replay incident-2026-12-06.tar.gz
+   karplab replay --region us-east-1 --cluster-name prod ./issue-manifests/
    karplab time skip 10m && karplab replay --report`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cluster-name", Usage: "the EKS cluster's name, when the bundle does not say it (no karpenter.yaml, no aws/instances.json)"},
+			&cli.StringFlag{Name: "region", Usage: "the AWS region, when the bundle does not say it (no node's topology.kubernetes.io/region label, no AWS_REGION in karpenter.yaml)"},
+			&cli.StringSliceFlag{Name: "zones", Usage: "the account's zones, a subset of the region's (names or letters: a,b,c; default every zone)"},
 			&cli.DurationFlag{Name: "watch", Value: time.Minute, Usage: "how long to watch Karpenter after the release before the report"},
 			&cli.BoolFlag{Name: "report", Usage: "report on the running replayed lab again (after a time skip or a change), start nothing"},
 			&cli.DurationFlag{Name: "timeout", Value: cluster.DefaultStartTimeout, Usage: "how long to wait for the lab to be ready"},
@@ -118,7 +124,8 @@ func validBundle(c *cli.Context, src, unpacked string) (*cluster.StartOptions, e
 	if err != nil {
 		return nil, &exitError{code: ExitError, err: fmt.Errorf("the bundle: %w", err)}
 	}
-	rep := replay.Validate(b, replay.LabCatalog{})
+	given := replay.Given{Region: c.String("region"), Zones: c.StringSlice("zones"), ClusterName: c.String("cluster-name")}
+	rep, name, _ := replay.Check(b, replay.LabCatalog{}, given)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(c.App.ErrWriter, "note: %s\n", n)
 	}
@@ -130,12 +137,6 @@ func validBundle(c *cli.Context, src, unpacked string) (*cluster.StartOptions, e
 		}
 		return nil, &exitError{code: ExitError, err: errors.New(sb.String())}
 	}
-	name := c.String("cluster-name")
-	if name == "" {
-		if name, err = replay.ClusterName(b); err != nil {
-			return nil, &exitError{code: ExitError, err: err}
-		}
-	}
 	captured := b.CapturedAt.Local().Format(time.RFC3339)
 	if b.CapturedAtInferred {
 		captured += ", the latest time its objects carry: it has no captured-at"
@@ -143,7 +144,7 @@ func validBundle(c *cli.Context, src, unpacked string) (*cluster.StartOptions, e
 	fmt.Fprintf(c.App.ErrWriter, "Replaying %s (captured %s): %d objects, region %s, cluster %s\n", src,
 		captured, len(b.Objects), rep.Region, name)
 	return &cluster.StartOptions{
-		Region: rep.Region, ClusterName: name, Replay: b.Dir,
+		Region: rep.Region, Zones: given.Zones, ClusterName: name, Replay: b.Dir,
 		Verbosity: c.Int("verbosity"), Timeout: c.Duration("timeout"), EC2Addr: namedEC2Addr(c),
 	}, nil
 }

@@ -99,6 +99,14 @@ func (s *Service) Import(imp Import) error {
 	return err
 }
 
+// CheckImport lists what Import would refuse of imp, changing nothing: a replay finds every
+// problem before it starts a lab.
+func (s *Service) CheckImport(imp Import) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.checkImport(imp)
+}
+
 // supersedeTags takes the imported records' tags off the account's own records of the
 // kind: a selector by tag (karpenter.sh/discovery) then finds the captured subnets and
 // security groups alone, as it did in the captured account, and nothing drifts for a
