@@ -37,7 +37,9 @@ func TestGoldenScenarios(t *testing.T) {
 		// The learners' loops, saved at their end by the ExerciseFails...ThenFixPasses tests:
 		// the first attempt, then the fix over it with no reset. Each passes on what runs now
 		// and keeps what it fixed as context; ami-drift's unplanned rollout, an event, stays.
-		{lab: "happy-path", snapshot: "happy-learner"},
+		// happy-learner is saved where the fix's drift has evicted the course's bare example
+		// pod: workload-running fails until the learner applies the workload again.
+		{lab: "happy-path", snapshot: "happy-learner", wantFailed: []string{"workload-running"}},
 		{lab: deniedLab, snapshot: "denied-loop"},
 		{lab: consolidationLab, snapshot: "consolidation-learner"},
 		{lab: overlapLab, snapshot: "overlap-learner"},
