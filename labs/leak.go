@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -106,7 +109,8 @@ func noLeakStaged(id, title string) Check {
 		"no instance tagged for the cluster ever ran without a NodeClaim: the leak was not staged")
 }
 
-// checkLeakDetected: the learner described the instances after the leak began.
+// checkLeakDetected: the learner described the instances after the leak began, with a call
+// whose instance IDs and filters let the answer include a leaked instance.
 func checkLeakDetected(g *Grading, leaks []leakedInstance) Check {
 	const id, title = "leak-detected", "You detected the leak: your DescribeInstances after it began is in the audit trail"
 	if len(leaks) == 0 {
@@ -125,27 +129,85 @@ func checkLeakDetected(g *Grading, leaks []leakedInstance) Check {
 			continue
 		}
 		at := e.Time.Local().Format("15:04:05")
+		call := fmt.Sprintf("DescribeInstances %s at %s%s", e.RequestID, at, describeFilters(e.Parameters))
 		switch {
-		case e.ErrorCode != "" && !e.Time.Before(since):
-			missed = append(missed, fmt.Sprintf("your DescribeInstances %s at %s failed: %s", e.RequestID, at, e.ErrorCode))
-		case e.ErrorCode != "":
 		case e.Time.Before(since):
-			before = &e.Time
+			if e.ErrorCode == "" {
+				before = &e.Time
+			}
+		case e.ErrorCode != "":
+			missed = append(missed, fmt.Sprintf("your %s failed: %s", call, e.ErrorCode))
+		case !slices.ContainsFunc(leaks, func(l leakedInstance) bool { return mayReturn(e.Parameters, l.InstanceRow) }):
+			missed = append(missed, fmt.Sprintf("your %s could not return the leaked %s: its instance IDs or filters leave it out", call, leaks[0].ID))
 		default:
-			calls = append(calls, fmt.Sprintf("DescribeInstances %s at %s%s", e.RequestID, at, describeFilters(e.Parameters)))
+			calls = append(calls, call)
 		}
 	}
 	if len(calls) > 0 {
-		return pass(id, title, fmt.Sprintf("%d DescribeInstances calls of yours after the leak began", len(calls)), first(calls, 3)...)
+		return pass(id, title, fmt.Sprintf("%d DescribeInstances calls of yours after the leak began could return it", len(calls)), first(calls, 3)...)
 	}
 	began := since.Local().Format("15:04:05")
-	problems := []string{fmt.Sprintf("no DescribeInstances signed %s since the leak began at %s: kubectl does not show an instance that never joined", accesskeys.Learner, began)}
+	problems := []string{fmt.Sprintf("no DescribeInstances signed %s since the leak began at %s could return it: kubectl does not show an instance that never joined", accesskeys.Learner, began)}
 	if before != nil {
-		problems = append(problems, fmt.Sprintf("your last DescribeInstances, at %s, came before the leak began", before.Local().Format("15:04:05")))
+		problems = append(problems, fmt.Sprintf("your last DescribeInstances before it, at %s, came before the leak began", before.Local().Format("15:04:05")))
 	}
-	return fail(id, title, fmt.Sprintf("no DescribeInstances with your credentials (%s) since the leak began at %s", accesskeys.Learner, began),
-		"Compare what EC2 runs with what Kubernetes claims, after eval \"$(karplab env)\": aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general and kubectl get nodeclaims.",
+	return fail(id, title, fmt.Sprintf("no DescribeInstances with your credentials (%s) since the leak began at %s that could return it", accesskeys.Learner, began),
+		"Compare what EC2 runs for the pool with what Kubernetes claims, after eval \"$(karplab env)\": aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general (no --instance-ids: the leak is the one no NodeClaim names) and kubectl get nodeclaims.",
 		append(problems, first(missed, 3)...)...)
+}
+
+// mayReturn tells whether a DescribeInstances call with params could have answered with in:
+// its instance IDs name it, and each filter the lab knows matches it (the state filter
+// matches pending and running, what a leak was while the learner looked).
+func mayReturn(params map[string]string, in evidence.InstanceRow) bool {
+	ids := map[string]bool{}
+	for k, v := range params {
+		if strings.HasPrefix(k, "InstanceId.") {
+			ids[v] = true
+		}
+	}
+	if len(ids) > 0 && !ids[in.ID] {
+		return false
+	}
+	for k, name := range params {
+		if !strings.HasPrefix(k, "Filter.") || !strings.HasSuffix(k, ".Name") {
+			continue
+		}
+		prefix := strings.TrimSuffix(k, "Name") + "Value."
+		var values []string
+		for k2, v := range params {
+			if strings.HasPrefix(k2, prefix) {
+				values = append(values, v)
+			}
+		}
+		var have []string
+		switch {
+		case name == "instance-id":
+			have = []string{in.ID}
+		case strings.HasPrefix(name, "tag:"):
+			v, ok := in.Tags[strings.TrimPrefix(name, "tag:")]
+			if !ok {
+				return false
+			}
+			have = []string{v}
+		case name == "tag-key":
+			have = slices.Collect(maps.Keys(in.Tags))
+		case name == "instance-state-name":
+			have = []string{"pending", "running"}
+		case name == "instance-type":
+			have = []string{in.Type}
+		case name == "availability-zone":
+			have = []string{in.Zone}
+		default:
+			continue // a filter the lab does not judge: it may match
+		}
+		if !slices.ContainsFunc(values, func(v string) bool {
+			return slices.ContainsFunc(have, func(h string) bool { ok, _ := path.Match(v, h); return ok })
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // describeFilters renders a DescribeInstances call's filters and instance IDs.
@@ -305,12 +367,16 @@ func checkWorkloadIntact(ev *evidence.Evidence) Check {
 	if len(wrong) == 0 && running >= leakReplicas {
 		return pass(id, title, reason)
 	}
+	hint := "Karpenter replaces the machines the workers lost: kubectl get pods -n ziba -w."
+	if len(wrong) > 0 {
+		hint = "Check an instance ID against kubectl get nodeclaims -o wide before you terminate it. Karpenter replaces what you took, " +
+			"but the workers' outage cannot be undone: to try again from the start, karplab reset, then karplab lab run " + leakLab + "."
+	}
+	owned := len(wrong)
 	if running < leakReplicas {
 		wrong = append(wrong, fmt.Sprintf("%d of %d render workers Running", running, leakReplicas))
 	}
-	return fail(id, title, reason+fmt.Sprintf("; %d owned instances terminated by you", len(wrong)),
-		"Check an instance ID against kubectl get nodeclaims -o wide before you terminate it; Karpenter replaces what you took.",
-		first(wrong, 5)...)
+	return fail(id, title, reason+fmt.Sprintf("; %d owned instances terminated by you", owned), hint, first(wrong, 5)...)
 }
 
 func stageLeak(ctx context.Context, e *Env, out io.Writer, opts StageOptions) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,11 +31,14 @@ func TestIntegrationLeakSolutionPasses(t *testing.T) {
 	}
 }
 
-// The learner's loop: the untouched exercise (nobody looks, nobody terminates) fails at
-// once; the exercise's commands.sh run as it is, which reads only Kubernetes, changes
-// nothing; then the completed script, run from another folder, passes. Whoever ended the
-// leak first, the learner or Karpenter's garbage collection (it spares instances younger
-// than 30s), the evidence names them.
+// The learner's loop, move after move on one staged lab: the untouched exercise fails at
+// once; then the wrong first moves, each graded (the exercise's commands.sh as it is, which
+// reads only Kubernetes; a describe too narrow to return the leak; the wrong resource
+// described); then the completed script, run from another folder, passes, and again when
+// run twice. Whoever ended the leak, the learner or Karpenter's garbage collection (it
+// spares instances younger than 30s), the evidence names them. Last, the move too broad:
+// terminating every instance of the pool takes the workers' machines, which cannot be given
+// back, and the hint names the reset.
 func TestIntegrationLeakExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(leakLab)
@@ -61,18 +63,57 @@ func TestIntegrationLeakExerciseFailsThenFixPasses(t *testing.T) {
 		t.Errorf("failed checks of the untouched exercise (-want +got):\n%s\n%s", diff, reportText(r))
 	}
 	shells := kubectlDir(t) + ":" + debianAWSDir(t)
-	if said, err := runShell(t, shells, `exec sh "$2"`, "../exercises/leak/commands.sh"); err != nil {
-		t.Fatalf("the exercise's commands.sh: %v\n%s", err, said)
-	}
-	if r, _ = l.Check(t.Context(), e); !slices.Contains(r.Failed(), "leak-detected") {
-		t.Errorf("the untouched commands.sh looks only at Kubernetes, yet leak-detected passes:\n%s", reportText(r))
-	}
-	r = fixPasses(t, e, l, r, 2*time.Minute, "leak-learner", func(ctx context.Context, out io.Writer) error {
-		said, err := runShell(t, shells, `exec sh "$2"`, "../solutions/leak/commands.sh")
+	claimed := `$(kubectl get nodeclaims -o jsonpath='{range .items[*]}{.status.providerID}{" "}{end}' | sed 's#aws:///[^/]*/##g')`
+	dir := learnerDir(t, leakLab)
+	r = makeMoves(t, e, l, []move{
+		{name: "the TODOs left", apply: shellDoing(shells, dir, `sh leak/commands.sh`),
+			check: "leak-detected", problem: "no DescribeInstances signed " + accesskeys.Learner},
+		{name: "too narrow: only the instances the NodeClaims name", apply: shellDoing(shells, dir, `aws ec2 describe-instances --instance-ids `+claimed+` --query 'Reservations[].Instances[].InstanceId'`),
+			check: "leak-detected", problem: "leave it out"},
+		{name: "the wrong resource: the pool's volumes", apply: shellDoing(shells, dir, `aws ec2 describe-volumes --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general --query 'Volumes[].VolumeId'`),
+			check: "leak-detected", problem: "no DescribeInstances signed " + accesskeys.Learner},
+	})
+	sol := learnerSolutionDir(t, leakLab)
+	solve := func(ctx context.Context, out io.Writer) error {
+		said, err := runShell(t, shells, `cd "$2" && sh leak-solution/commands.sh`, sol)
 		fmt.Fprint(out, said)
 		return err
-	})
+	}
+	r = fixPasses(t, e, l, r, 2*time.Minute, "leak-learner", solve)
 	if got := strings.Join(r.Checks[1].Evidence, "\n"); !strings.Contains(got, "by you ("+accesskeys.Learner+")") && !strings.Contains(got, "Karpenter's garbage collection") {
 		t.Errorf("want the leak terminated by you or by Karpenter's garbage collection, got:\n%s", got)
 	}
+	// The README's fix applied twice: the second run finds nothing to terminate.
+	if err := solve(t.Context(), testOut(t)); err != nil {
+		t.Fatal(err)
+	}
+	if r = checkUntil(t, e, l, true, 30*time.Second); !r.Passed {
+		t.Errorf("the README's fix applied twice fails:\n%s", reportText(r))
+	}
+	// Too broad: every instance of the pool, the workers' included.
+	r = makeMoves(t, e, l, []move{{name: "too broad: every instance of the pool",
+		apply: shellDoing(shells, dir, `aws ec2 terminate-instances --instance-ids $(aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general Name=instance-state-name,Values=pending,running --query 'Reservations[].Instances[].InstanceId' --output text)`),
+		check: "workload-intact", problem: "you terminated", within: 30 * time.Second}})
+	hintNamesReset(t, r, "workload-intact")
+}
+
+// shellDoing is a move typed in a learner's shell (shells on PATH, after eval "$(karplab
+// env)") in dir, where they ran karplab lab get.
+func shellDoing(shells, dir, script string) func(t *testing.T, e *Env) {
+	return func(t *testing.T, e *Env) {
+		t.Helper()
+		if out, err := runShell(t, shells, `cd "$2" && `+script, dir); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+	}
+}
+
+// learnerSolutionDir is a folder where the learner ran karplab lab get --solution lab.
+func learnerSolutionDir(t *testing.T, lab string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := runShell(t, kubectlDir(t), `cd "$2" && karplab lab get --solution "$3"`, dir, lab); err != nil {
+		t.Fatalf("karplab lab get --solution %s: %v\n%s", lab, err, out)
+	}
+	return dir
 }
