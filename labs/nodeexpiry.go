@@ -137,7 +137,9 @@ func (g *Grading) oldestClaimAge() time.Duration {
 func checkExpiryAvailability(g *Grading) Check {
 	pdb, ok := g.pdbFor(zibaNamespace, g.podLabelsOf(zibaNamespace, renderWorker))
 	if !ok {
-		return checkAvailabilityHeld(g, expiryRequired)
+		c := checkAvailabilityHeld(g, expiryRequired)
+		c.Hint = "No PodDisruptionBudget selects the render workers, so the drain evicts them freely: select app.kubernetes.io/name: ziba-render-worker in node-expiry/pdb.yaml and kubectl apply -f node-expiry/pdb.yaml."
+		return c
 	}
 	changed := pdbChanged(g, pdb)
 	whole := checkAvailabilityHeld(g, expiryRequired)
