@@ -159,7 +159,7 @@ func gradeDenied(g *Grading) []Check {
 	}
 	return append(checks,
 		checkRefusedByNodePool(g),
-		checkBounded(g, generalPool),
+		g.withinCourseLimits(checkBounded(g, generalPool), generalPool),
 		checkUnauthorisedDenied(ev),
 		checkWithinPolicy(g),
 	)

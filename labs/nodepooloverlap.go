@@ -167,6 +167,8 @@ func checkPlacedByIntendedPool(g *Grading) Check {
 	var wrong, right []string
 	for _, p := range pods {
 		switch {
+		case p.nodePool != p.pool && p.refusedByIntent != "":
+			wrong = append(wrong, fmt.Sprintf("%s runs on node %s of NodePool %s; it belongs on %s, which refuses it now: %s", p.row.Name, p.row.Node, evidence.Dash(p.nodePool), p.pool, p.refusedByIntent))
 		case p.nodePool != p.pool:
 			wrong = append(wrong, fmt.Sprintf("%s runs on node %s of NodePool %s; it belongs on %s", p.row.Name, p.row.Node, evidence.Dash(p.nodePool), p.pool))
 		case len(p.admitted) == 0 || p.admitted[0].Name != p.pool:

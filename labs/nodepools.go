@@ -98,6 +98,33 @@ func nodePoolRefuses(np karpv1.NodePool, pod *corev1.Pod) string {
 	return ""
 }
 
+// withinCourseLimits fails a nodepool-bounded check whose pool sets spec.limits more than
+// twice the course's (cpu 200, memory 800Gi): a limit ten times the course's bounds nothing
+// the lab's pods could buy, and teaches nothing.
+func (g *Grading) withinCourseLimits(c Check, pool string) Check {
+	np, ok := g.nodePool(pool)
+	if !ok {
+		return c
+	}
+	var over []string
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		q, ok := np.Spec.Limits[res]
+		want := courseLimits[res]
+		if ratio := q.AsApproximateFloat64() / want.AsApproximateFloat64(); ok && ratio > 2 {
+			over = append(over, fmt.Sprintf("limits.%s %s is %.0f times the course's %s: it bounds nothing these pods could buy", res, q.String(), ratio, want.String()))
+		}
+	}
+	if len(over) == 0 {
+		return c
+	}
+	if c.Passed {
+		c.Reason = fmt.Sprintf("NodePool %s sets its limits far above the course's", pool)
+		c.Hint = "Set the course's spec.limits (cpu \"200\", memory 800Gi) and apply the NodePool again."
+	}
+	c.Passed, c.Problems = false, append(c.Problems, over...)
+	return c
+}
+
 // withRoomInLimits adds to a failed workload-running check the line that names a pool whose
 // spec.limits cannot hold the Deployment's replicas at all (a limit far too narrow), which
 // Karpenter's Pending message may not say for minutes (it explains a pod once per 5m).
