@@ -68,3 +68,46 @@ func consolidationExerciseFails(t *testing.T, e *Env) (*Lab, *Report) {
 	t.Logf("%s", reportText(r))
 	return l, r
 }
+
+// A learner's first moves on one staged lab, in sequence, after the peak and the drop: the
+// TODOs left; the PDB's fix on the wrong object (a selector no worker carries);
+// consolidateAfter ten times the seed's; a disruption budget far too narrow (0 nodes); each
+// with lab time skipped as the README has it, so Karpenter had its chance. None of them
+// disrupts a worker, so the README's fix, applied twice, then passes without a reset.
+func TestIntegrationConsolidationWrongMoves(t *testing.T) {
+	e := freshLab(t)
+	l, _ := consolidationExerciseFails(t, e)
+	const np, pdb = consolidationLab + "/nodepool.yaml", consolidationLab + "/pdb.yaml"
+	skip := func(t *testing.T, e *Env) {
+		if err := e.skipTime(t.Context(), testOut(t), consolidationQuiet); err != nil {
+			t.Fatal(err)
+		}
+	}
+	then := func(apply ...func(*testing.T, *Env)) func(*testing.T, *Env) {
+		return func(t *testing.T, e *Env) {
+			for _, a := range apply {
+				a(t, e)
+			}
+		}
+	}
+	// Each NodePool is applied before time is skipped, and none lets Karpenter act: 50m of
+	// quiet is never reached, and a budget of 0 allows no disruption.
+	r := makeMoves(t, e, l, []move{
+		{name: "the TODOs left", apply: func(*testing.T, *Env) {},
+			check: "nodes-consolidated", problem: "consolidationPolicy WhenEmpty removes only nodes with no pod at all", within: time.Minute},
+		{name: "the PDB's fix on the wrong object (a selector no worker carries)", apply: applyingEdited(solutionsFS, pdb, [2]string{"app.kubernetes.io/name: ziba-render-worker", "app.kubernetes.io/name: ziba-render-workers"}),
+			check: "pdb-protects", problem: "no PodDisruptionBudget in namespace ziba selects the render workers", within: time.Minute},
+		{name: "consolidateAfter ten times the seed's", apply: then(applyingEdited(solutionsFS, np, [2]string{"    consolidateAfter: 5m", "    consolidateAfter: 50m"}), skip),
+			check: "nodes-consolidated", problem: "consolidateAfter 50m, not the seed's 5m", within: time.Minute},
+		{name: "a disruption budget far too narrow", apply: then(applyingEdited(solutionsFS, np, [2]string{"      - nodes: \"20%\"", "      - nodes: \"0\""}), applyingEdited(solutionsFS, pdb), skip),
+			check: "nodes-consolidated", problem: "the disruption budgets allow 0 of the", passed: []string{"pdb-protects"}, within: time.Minute},
+	})
+	fixPasses(t, e, l, r, 3*time.Minute, "consolidation-moves", func(ctx context.Context, out io.Writer) error {
+		for range 2 {
+			if err := e.ApplySolution(ctx, consolidationLab, out); err != nil {
+				return err
+			}
+		}
+		return e.consolidateBySkips(ctx, out)
+	})
+}

@@ -41,6 +41,13 @@ func TestGoldenScenarios(t *testing.T) {
 		// pod: workload-running fails until the learner applies the workload again.
 		{lab: "happy-path", snapshot: "happy-learner", wantFailed: []string{"workload-running"}},
 		{lab: deniedLab, snapshot: "denied-loop"},
+		// The wrong-moves tests' runs: denied-trap where the hog runs on the machine bought
+		// before spec.limits (the hint says to delete it and apply the workload again),
+		// happy-moves where drift evicted the bare example pod; the others at their pass.
+		{lab: deniedLab, snapshot: "denied-trap", wantFailed: []string{"denied-over-limit"}},
+		{lab: "happy-path", snapshot: "happy-moves", wantFailed: []string{"workload-running"}},
+		{lab: consolidationLab, snapshot: "consolidation-moves"},
+		{lab: overlapLab, snapshot: "overlap-moves"},
 		{lab: consolidationLab, snapshot: "consolidation-learner"},
 		{lab: overlapLab, snapshot: "overlap-learner"},
 		{lab: truthLab, snapshot: "truth-learner"},

@@ -1,6 +1,8 @@
 package labs
 
 import (
+	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -30,4 +32,37 @@ func TestIntegrationNodePoolOverlapExerciseFailsThenFixPasses(t *testing.T) {
 	}
 	t.Logf("%s", reportText(r))
 	fixPasses(t, e, l, r, 5*time.Minute, "overlap-learner", e.applySolution(overlapLab))
+}
+
+// A learner's first moves on the staged overlap, in sequence: the TODO left; a weight for
+// ziba-general alone (it orders new machines only); the taint on the wrong pool; a taint
+// the preview API does not tolerate (far too narrow); then the README's fix, applied twice,
+// passes without a reset once drift has moved the render workers.
+func TestIntegrationNodePoolOverlapWrongMoves(t *testing.T) {
+	e := freshLab(t)
+	l, _ := Get(overlapLab)
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 3 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	const np = overlapLab + "/nodepools.yaml"
+	taint := "      taints:\n        - key: workload.ziba.dev/tier\n          value: realtime\n          effect: NoSchedule\n"
+	const classRef = "      nodeClassRef:\n" // the first is ziba-general's
+	r := makeMoves(t, e, l, []move{
+		{name: "the TODO left", apply: func(*testing.T, *Env) {},
+			check: "placed-by-intended-pool", problem: "of NodePool ziba-realtime; it belongs on ziba-general", within: time.Minute},
+		{name: "a weight for ziba-general alone", apply: applyingEdited(solutionsFS, np, [2]string{taint, ""}, [2]string{"spec:\n  template:\n", "spec:\n  weight: 10\n  template:\n"}),
+			check: "placed-by-intended-pool", problem: "of NodePool ziba-realtime; it belongs on ziba-general", passed: []string{"no-accidental-overlap"}, within: time.Minute},
+		{name: "the taint on the wrong pool (ziba-general)", apply: applyingEdited(solutionsFS, np, [2]string{taint, ""}, [2]string{classRef, taint + classRef}),
+			check: "placed-by-intended-pool", problem: "it belongs on ziba-general, which refuses it now", within: time.Minute},
+		{name: "a taint the preview API does not tolerate", apply: applyingEdited(solutionsFS, np, [2]string{"          value: realtime\n", "          value: rt\n"}),
+			check: "placed-by-intended-pool", problem: "would not get ziba-realtime", within: 2 * time.Minute},
+	})
+	fixPasses(t, e, l, r, 6*time.Minute, "overlap-moves", func(ctx context.Context, out io.Writer) error {
+		for range 2 {
+			if err := e.ApplySolution(ctx, overlapLab, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
