@@ -34,6 +34,8 @@ type StartOptions struct {
 	ClusterName string
 	// Replay is a bundle's directory the lab starts from (karplab replay).
 	Replay string
+	// Settings are Karpenter's, NAME=VALUE (karpenter.Settings), for this start.
+	Settings []string
 	// Verbosity is passed to the daemon's -v.
 	Verbosity int
 	// Timeout bounds the wait for the lab to become ready.
@@ -64,6 +66,9 @@ func (o StartOptions) DaemonArgs() []string {
 	if o.Replay != "" {
 		args = append(args, "--"+reexec.ReplayFlag, o.Replay)
 	}
+	for _, kv := range o.Settings {
+		args = append(args, "--set", kv)
+	}
 	return args
 }
 
@@ -72,6 +77,11 @@ func (o StartOptions) DaemonArgs() []string {
 // already runs it returns *AlreadyRunningError and changes nothing. When start-up fails it
 // returns the daemon's error and the tail of its log.
 func Start(ctx context.Context, h Home, o StartOptions, status io.Writer) (*State, error) {
+	for _, kv := range o.Settings {
+		if err := karpenter.CheckSetting(kv); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := NewAccount(o.Region, o.Zones, o.ClusterName); err != nil { // bad input starts nothing
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,9 @@ type DaemonConfig struct {
 	Replay string
 	// KarpenterEnv is added to the Karpenter process's environment (a replay's settings).
 	KarpenterEnv []string
+	// Settings are Karpenter's settings given at start (NAME=VALUE, checked by
+	// karpenter.CheckSetting), carried as a replay's are.
+	Settings []string
 	// Preflighted says the process that launched the daemon has just run Preflight on the
 	// same choices (Start does): the daemon does not check again. A daemon run in the
 	// foreground runs its own.
@@ -64,6 +68,15 @@ type DaemonConfig struct {
 }
 
 func (c *DaemonConfig) defaults() {
+	if len(c.Settings) > 0 {
+		env := map[string]string{}
+		for _, kv := range c.Settings {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		carryKarpenterSettings(c, env)
+		c.Settings = nil // carried once
+	}
 	if c.Backend == "" {
 		c.Backend = "embedded"
 	}

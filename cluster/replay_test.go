@@ -61,3 +61,18 @@ spec: {role: KarpenterNodeRole-prod}
 		t.Fatalf("openReplay in another region = %v, want a refusal", err)
 	}
 }
+
+// karplab start --set reaches the daemon's command line and Karpenter's options as a
+// replay's settings do.
+func TestStartSettingsReachKarpenter(t *testing.T) {
+	o := StartOptions{Settings: []string{"FEATURE_GATES=SpotToSpotConsolidation=true", "VM_MEMORY_OVERHEAD_PERCENT=0.1"}}
+	args := strings.Join(o.DaemonArgs(), " ")
+	if !strings.Contains(args, "--set FEATURE_GATES=SpotToSpotConsolidation=true --set VM_MEMORY_OVERHEAD_PERCENT=0.1") {
+		t.Errorf("daemon args %q lack the settings", args)
+	}
+	cfg := DaemonConfig{Settings: o.Settings}
+	cfg.defaults()
+	if cfg.Karpenter.FeatureGates != "SpotToSpotConsolidation=true" || !slices.Equal(cfg.KarpenterEnv, []string{"VM_MEMORY_OVERHEAD_PERCENT=0.1"}) {
+		t.Errorf("Karpenter's options %+v, env %v", cfg.Karpenter, cfg.KarpenterEnv)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/karplab/karplab/cluster"
+	"github.com/karplab/karplab/cluster/karpenter"
 	"github.com/karplab/karplab/cluster/reexec"
 	"github.com/karplab/karplab/fakeec2"
 )
@@ -29,6 +30,7 @@ func startFlags() []cli.Flag {
 		&cli.StringFlag{Name: "region", Usage: "the lab account's AWS region, at its first start (default " + cluster.DefaultRegion + "; kept in $KARPLAB_HOME)"},
 		&cli.StringSliceFlag{Name: "zones", Usage: "the account's zones, a subset of the region's (names or letters: a,b,c; default every zone)"},
 		&cli.StringFlag{Name: "cluster-name", Usage: "the EKS cluster's name, at the first start (default " + cluster.DefaultClusterName + "; another name sets the account up as Karpenter's getting-started guide does: discovery tag and KarpenterNodeRole-NAME)"},
+		&cli.StringSliceFlag{Name: "set", Usage: "a Karpenter setting for this start, NAME=VALUE as its Deployment's env has it (FEATURE_GATES=SpotToSpotConsolidation=true, BATCH_MAX_DURATION=20s; repeat for more); one Karpenter v1.15.0 does not read is refused"},
 	}
 }
 
@@ -51,6 +53,9 @@ The lab's AWS account is the course's (eu-west-2, cluster karplab) unless the fi
 names another; the home keeps it across stop and start:
    karplab start --region us-east-1 --cluster-name prod-use1
 
+Karpenter's settings, as its Deployment's env would carry them, for this start (a report
+that needs a feature gate): karplab start --set FEATURE_GATES=SpotToSpotConsolidation=true
+
 Then point kubectl and the aws CLI at the lab:
    eval "$(karplab env)"
 or use the built-in kubectl:
@@ -63,6 +68,11 @@ or use the built-in kubectl:
 			home, err := cluster.DefaultHome()
 			if err != nil {
 				return err
+			}
+			for _, kv := range c.StringSlice("set") {
+				if err := karpenter.CheckSetting(kv); err != nil {
+					return &exitError{code: ExitError, err: fmt.Errorf("--set %s (nothing started)", err)}
+				}
 			}
 			if c.Bool("foreground") {
 				return runDaemon(c, home)
@@ -83,6 +93,7 @@ or use the built-in kubectl:
 				BootDelay:   fakeec2.FlagDelay(c.Duration("boot-delay")),
 				Verbosity:   c.Int("verbosity"),
 				Timeout:     c.Duration("timeout"),
+				Settings:    c.StringSlice("set"),
 			}, c.App.ErrWriter)
 			var running *cluster.AlreadyRunningError
 			if errors.As(err, &running) {
@@ -190,6 +201,7 @@ func runDaemon(c *cli.Context, home cluster.Home) error {
 		// Set when start launched this daemon: start --foreground has checked nothing.
 		Preflighted: c.Bool(reexec.PreflightDoneFlag),
 		Replay:      replayFlag(c),
+		Settings:    c.StringSlice("set"),
 	})
 	var running *cluster.AlreadyRunningError
 	if errors.As(err, &running) {

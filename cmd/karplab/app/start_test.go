@@ -108,6 +108,9 @@ func TestStartRefusesAnAccountTheLabCannotHave(t *testing.T) {
 		{name: "unknown region", args: []string{"--region", "mars-east-1"}, want: []string{`"mars-east-1"`, "eu-west-2", "us-east-1"}},
 		{name: "zone the region lacks", args: []string{"--region", "eu-west-2", "--zones", "a,d"}, want: []string{`"d"`, "eu-west-2a, eu-west-2b, eu-west-2c"}},
 		{name: "cluster name Kubernetes refuses", args: []string{"--cluster-name", "Prod_USE1"}, want: []string{`"Prod_USE1"`, "lower-case letters, digits and '-'"}},
+		{name: "a setting Karpenter does not read", args: []string{"--set", "FEATURE_GATE=SpotToSpotConsolidation=true"},
+			want: []string{"setting FEATURE_GATE: Karpenter v1.15.0 reads no such setting", "FEATURE_GATES", "nothing started"}},
+		{name: "a setting the lab owns", args: []string{"--set", "CLUSTER_NAME=prod"}, want: []string{"the lab sets it", "--cluster-name"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := filepath.Join(t.TempDir(), "home")
