@@ -26,6 +26,9 @@ const (
 	truthReplicas = 6
 	// truthPeak is what a render worker really holds while it renders (the usage profile).
 	truthPeak = "4Gi"
+	// overRequest is how many times its observed peak a worker may request: past it, the
+	// request lies the other way, and Karpenter buys memory nothing uses.
+	overRequest = 2
 )
 
 func init() {
@@ -85,7 +88,7 @@ func fixedSince(ev *evidence.Evidence, peak int64) time.Time {
 // checkRequestsCoverPeaks: every running worker requests at least the highest memory any
 // worker was observed to use, and its limit (if any) is no lower than its request.
 func checkRequestsCoverPeaks(g *Grading) Check {
-	const id, title = "requests-cover-peaks", "The workers' memory requests cover their observed peak"
+	const id, title = "requests-cover-peaks", "The workers' memory requests cover their observed peak, and reserve no more than twice it"
 	ev := g.Evidence
 	if g.Snapshot.Usage == nil {
 		return fail(id, title, "no usage was observed: the lab's metrics API is not running", "karplab status lists metrics-server; it runs on the embedded backend.", noMetrics)
@@ -96,17 +99,25 @@ func checkRequestsCoverPeaks(g *Grading) Check {
 			"the metrics-server has no sample of a render worker: there is no peak to cover")
 	}
 	seen := fmt.Sprintf("observed peak %s (%s at %s)", evidence.MemoryString(peak), who.Name, stamp(who.Usage.PeakMemoryAt))
-	var short, ok []string
+	var short, over, ok []string
 	for _, p := range ev.PodsOf(zibaNamespace, renderWorker) {
 		if p.Phase != "Running" || p.DeletedAt != nil || !isReplicaOf(p, renderWorker) || p.Usage == nil {
 			continue
 		}
 		line := fmt.Sprintf("%s requests %s (limit %s), peaked at %s", p.Name, p.Usage.MemoryRequest, evidence.Dash(p.Usage.MemoryLimit), p.Usage.PeakMemory)
-		if !honest(p, peak) {
+		switch {
+		case !honest(p, peak):
 			short = append(short, line)
-		} else {
+		case p.Usage.RequestBytes > overRequest*peak:
+			over = append(over, fmt.Sprintf("%s, %.0f times the observed peak: Karpenter buys machines for memory nothing uses", line, float64(p.Usage.RequestBytes)/float64(peak)))
+		default:
 			ok = append(ok, line)
 		}
+	}
+	if len(short) == 0 && len(over) > 0 {
+		return failWith(id, title, fmt.Sprintf("%d running workers request more than %d times the %s", len(over), overRequest, seen),
+			"A request far above the peak lies too: Karpenter sizes and bills machines from it. Request the observed peak (kubectl top pods -n ziba) with a limit a little above it, then kubectl apply -f workload.yaml.",
+			first(over, 6), first(ok, 3))
 	}
 	if len(short) == 0 && len(ok) > 0 {
 		return pass(id, title, fmt.Sprintf("%d running workers request at least the %s", len(ok), seen), first(ok, 6)...)

@@ -45,7 +45,32 @@ func TestIntegrationRequestsTruthExerciseFailsThenFixPasses(t *testing.T) {
 		t.Errorf("no machine is reported short of its workers' peaks:\n%s", reportText(r))
 	}
 	t.Logf("%s", reportText(r))
+
+	// The first moves, each graded: the pool widened instead (and put back as the hint says),
+	// the TODO left, a request too narrow, one ten times the peak.
+	dir := learnerDir(t, truthLab)
+	request := func(mem string) func(t *testing.T, e *Env) {
+		return applyingEdited(exercisesFS, truthLab+"/workload.yaml", [2]string{"memory: 1Gi", "memory: " + mem})
+	}
+	r = makeMoves(t, e, l, []move{
+		{name: "the wrong object: the NodePool widened", apply: applyingEdited(exercisesFS, truthLab+"/nodepool.yaml", [2]string{"memory: 800Gi", "memory: 8000Gi"}),
+			check: "nodepool-not-widened", problem: "limits.memory 8000Gi", within: 30 * time.Second},
+	})
+	doAsHinted(t, r, "nodepool-not-widened", dir+"/"+truthLab, "kubectl apply -f nodepool.yaml")
+	r = makeMoves(t, e, l, []move{
+		{name: "the TODO left", apply: shellDoing(kubectlDir(t), dir, "kubectl apply -f requests-truth/workload.yaml"),
+			check: "requests-cover-peaks", problem: "requests 1Gi", passed: []string{"nodepool-not-widened"}, within: 30 * time.Second},
+		{name: "too narrow: 2Gi", apply: request("2Gi"), check: "requests-cover-peaks", problem: "requests 2Gi", within: 3 * time.Minute},
+		{name: "too broad: ten times the peak", apply: request("40Gi"), check: "requests-cover-peaks", problem: "10 times the observed peak", within: 5 * time.Minute},
+	})
 	fixPasses(t, e, l, r, 6*time.Minute, "truth-learner", e.applySolution(truthLab))
+	// The README's fix applied twice changes nothing.
+	if err := e.ApplySolution(t.Context(), truthLab, testOut(t)); err != nil {
+		t.Fatal(err)
+	}
+	if r = checkUntil(t, e, l, true, time.Minute); !r.Passed {
+		t.Errorf("the README's fix applied twice fails:\n%s", reportText(r))
+	}
 }
 
 // A machine that still reports MemoryPressure after its workers' peaks fit again (the
