@@ -67,11 +67,11 @@ func TestIntegrationLeakExerciseFailsThenFixPasses(t *testing.T) {
 	dir := learnerDir(t, leakLab)
 	r = makeMoves(t, e, l, []move{
 		{name: "the TODOs left", apply: shellDoing(shells, dir, `sh leak/commands.sh`),
-			check: "leak-detected", problem: "no DescribeInstances signed " + accesskeys.Learner},
+			check: "leak-detected", problem: "no DescribeInstances signed " + accesskeys.Learner, within: 30 * time.Second},
 		{name: "too narrow: only the instances the NodeClaims name", apply: shellDoing(shells, dir, `aws ec2 describe-instances --instance-ids `+claimed+` --query 'Reservations[].Instances[].InstanceId'`),
-			check: "leak-detected", problem: "leave it out"},
+			check: "leak-detected", problem: "leave it out", within: 30 * time.Second},
 		{name: "the wrong resource: the pool's volumes", apply: shellDoing(shells, dir, `aws ec2 describe-volumes --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general --query 'Volumes[].VolumeId'`),
-			check: "leak-detected", problem: "no DescribeInstances signed " + accesskeys.Learner},
+			check: "leak-detected", problem: "no DescribeInstances signed " + accesskeys.Learner, within: 30 * time.Second},
 	})
 	sol := learnerSolutionDir(t, leakLab)
 	solve := func(ctx context.Context, out io.Writer) error {
