@@ -161,7 +161,11 @@ func checkUserDataFixed(g *Grading) Check {
 			broken = append(broken, fmt.Sprintf("EC2NodeClass %s: its userData exits with status %d at line %d (%q), before nodeadm joins the node",
 				obj.GetName(), status, line, scriptLine(script, line)))
 		} else {
-			fine = append(fine, fmt.Sprintf("EC2NodeClass %s: userData of %d lines runs to its end", obj.GetName(), strings.Count(strings.TrimRight(script, "\n"), "\n")+1))
+			line := fmt.Sprintf("EC2NodeClass %s: userData of %d lines runs to its end", obj.GetName(), strings.Count(strings.TrimRight(script, "\n"), "\n")+1)
+			if strings.TrimSpace(script) == "" {
+				line = fmt.Sprintf("EC2NodeClass %s: no userData, nothing runs before nodeadm", obj.GetName())
+			}
+			fine = append(fine, line)
 		}
 	}
 	sort.Strings(broken)
@@ -177,7 +181,8 @@ func checkUserDataFixed(g *Grading) Check {
 		return fail(id, title, "no EC2NodeClass a NodePool uses exists", "kubectl apply -f nodeclass.yaml", missing...)
 	}
 	return fail(id, title, fmt.Sprintf("%d EC2NodeClass(es) still break bootstrap", len(broken)),
-		"Read what the instance runs at boot (aws ec2 describe-instance-attribute --attribute userData, base64-decoded), fix spec.userData and kubectl apply -f nodeclass.yaml.",
+		"Read what the instance runs at boot (aws ec2 describe-instance-attribute --attribute userData, base64-decoded), fix spec.userData and kubectl apply -f nodeclass.yaml. "+
+			"If you deleted the field from the file instead, kubectl apply kept the lab's value (the lab applied it server-side): edit the script, or kubectl edit ec2nodeclass.",
 		broken...)
 }
 

@@ -65,9 +65,45 @@ func TestIntegrationBootstrapFailureExerciseFailsThenFixPasses(t *testing.T) {
 	if err != nil || !strings.Contains(string(console), "Failed running /var/lib/cloud/instance/scripts/part-001") {
 		t.Errorf("console of %s (%v) does not name the failed user-data part:\n%s", aws.ToString(id), err, console)
 	}
-	fixPasses(t, e, l, r, 2*time.Minute, "bootstrap-learner", func(ctx context.Context, out io.Writer) error {
-		said, err := runShell(t, kubectlDir(t)+":"+debianAWSDir(t), `exec sh "$2"`, "../solutions/bootstrap-failure/commands.sh")
+	if strings.Contains(string(console), "> /dev/console") || !strings.Contains(string(console), "\r\nziba: bootstrap paused for inspection\r\n") {
+		t.Errorf("console of %s shows the debug hook's source, not what it printed:\n%s", aws.ToString(id), console)
+	}
+
+	// The first moves, as typed in the learner's folder, each graded: the userData field
+	// deleted from the file (kubectl apply keeps the lab's value); the TODOs left; the hook's
+	// echo removed but not its exit; the stuck NodeClaims deleted before the fix (their
+	// replacements boot the same user data and stick too).
+	shells := kubectlDir(t) + ":" + debianAWSDir(t)
+	dir := learnerDir(t, bootstrapLab)
+	makeMoves(t, e, l, []move{
+		// Before any kubectl apply of the learner's: the field has no last-applied value to drop.
+		{name: "too broad: the userData field deleted from the file", apply: shellDoing(shells, dir,
+			`sed '/^  userData: |/,$d' bootstrap-failure/nodeclass.yaml > no-userdata.yaml && kubectl apply -f no-userdata.yaml`),
+			check: "userdata-fixed", problem: `exits with status 1 at line 7 ("exit 1")`, within: 30 * time.Second},
+		{name: "the TODOs left", apply: shellDoing(shells, dir, "kubectl apply -f bootstrap-failure/nodeclass.yaml"),
+			check: "userdata-fixed", problem: `exits with status 1 at line 7 ("exit 1")`, within: 30 * time.Second},
+		{name: "too narrow: the echo removed, its exit left", apply: applyingEdited(exercisesFS, "bootstrap-failure/nodeclass.yaml",
+			[2]string{"    echo \"ziba: bootstrap paused for inspection\" > /dev/console\n", ""}),
+			check: "userdata-fixed", problem: `exits with status 1 at line 6 ("exit 1")`, within: 30 * time.Second},
+		{name: "the wrong object first: the stuck NodeClaims deleted before the fix", apply: shellDoing(shells, dir, "kubectl delete nodeclaims --all"),
+			check: "stuck-nodeclaims-gone", problem: "still exists", within: 2 * time.Minute},
+	})
+	r = checkUntil(t, e, l, false, 0)
+	if c := checkOf(r, "userdata-fixed"); c == nil || !strings.Contains(c.Hint, "kubectl apply kept the lab's value") {
+		t.Errorf("userdata-fixed's hint does not say a deleted field stays: %+v", c)
+	}
+	sol := learnerSolutionDir(t, bootstrapLab)
+	solve := func(ctx context.Context, out io.Writer) error {
+		said, err := runShell(t, shells, `cd "$2" && sh bootstrap-failure-solution/commands.sh`, sol)
 		fmt.Fprint(out, said)
 		return err
-	})
+	}
+	fixPasses(t, e, l, r, 2*time.Minute, "bootstrap-learner", solve)
+	// The README's fix applied twice: the script again, its 15 minutes skipped again.
+	if err := solve(t.Context(), testOut(t)); err != nil {
+		t.Fatal(err)
+	}
+	if r = checkUntil(t, e, l, true, time.Minute); !r.Passed {
+		t.Errorf("the README's fix applied twice fails:\n%s", reportText(r))
+	}
 }

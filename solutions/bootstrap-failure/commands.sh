@@ -17,10 +17,15 @@ aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-
 
 # 3. What the machine printed at boot (cloud-init names the user-data part that failed),
 #    then what it ran: the MIME user data, custom script first.
+#    (None when no machine runs at the moment, e.g. right after stuck NodeClaims were deleted.)
 id=$(aws ec2 describe-instances --filters Name=tag:karpenter.sh/nodepool,Values=ziba-general Name=instance-state-name,Values=running \
   --query 'Reservations[0].Instances[0].InstanceId' --output text)
-aws ec2 get-console-output --instance-id "$id" --latest --query Output --output text
-aws ec2 describe-instance-attribute --instance-id "$id" --attribute userData --query UserData.Value --output text | base64 -d
+if [ "$id" != None ]; then
+  aws ec2 get-console-output --instance-id "$id" --latest --query Output --output text
+  aws ec2 describe-instance-attribute --instance-id "$id" --attribute userData --query UserData.Value --output text | base64 -d
+else
+  echo "no instance of the pool runs now: nothing to read the console of"
+fi
 
 # 4. Fix the EC2NodeClass (nodeclass.yaml beside this script: the debug hook's `exit 1`
 #    removed). The path is the script's own, so it runs from any folder.
