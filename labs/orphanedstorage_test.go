@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,25 @@ func TestIntegrationOrphanedStorageExerciseFailsThenFixPasses(t *testing.T) {
 		}
 	}
 
-	// The wrong sweep: every snapshot of the cluster, the live machine's backup included.
+	// The first moves on the EC2NodeClass, as typed in the learner's folder: the TODOs left,
+	// only the root volume fixed, the fix applied to an EC2NodeClass no NodePool uses.
+	dir := learnerDir(t, orphanedLab)
+	wrongClass := [2]string{"name: ziba-general", "name: ziba-general-fixed"}
+	makeMoves(t, e, l, []move{
+		// The sweep's TODOs left: the script as copied out runs as typed (karplab ec2 billing
+		// included) and deletes nothing.
+		{name: "the sweep's TODOs left", apply: shellDoing(kubectlDir(t)+":"+debianAWSDir(t), dir, "sh orphaned-storage/commands.sh"),
+			check: "nothing-unattached", problem: "volume vol-", within: 30 * time.Second},
+		{name: "the TODOs left", apply: shellDoing(kubectlDir(t), dir, "kubectl apply -f orphaned-storage/nodeclass.yaml"),
+			check: "nodeclass-deletes-volumes", problem: "/dev/xvda has deleteOnTermination: false", within: 30 * time.Second},
+		{name: "too narrow: the root volume only", apply: untilGone(l, applyingEdited(exercisesFS, "orphaned-storage/nodeclass.yaml", [2]string{"deleteOnTermination: false # TODO", "deleteOnTermination: true"}),
+			"nodeclass-deletes-volumes", "/dev/xvda"),
+			check: "nodeclass-deletes-volumes", problem: "/dev/xvdb has deleteOnTermination: false", not: "/dev/xvda", within: 30 * time.Second},
+		{name: "the fix on the wrong object: an EC2NodeClass no NodePool uses", apply: applyingEdited(solutionsFS, "orphaned-storage/nodeclass.yaml", wrongClass),
+			check: "nodeclass-deletes-volumes", problem: "/dev/xvdb has deleteOnTermination: false", within: 30 * time.Second},
+	})
+
+	// Too broad, the wrong sweep: every snapshot of the cluster, the live machine's backup included.
 	learner := cluster.NewEC2Client(e.EC2Endpoint, accesskeys.Learner)
 	snaps, err := learner.DescribeSnapshots(t.Context(), &ec2.DescribeSnapshotsInput{OwnerIds: []string{"self"},
 		Filters: []ec2types.Filter{{Name: aws.String("tag:" + clusterTagPrefix + e.Account.ClusterName), Values: []string{"owned"}}}})
@@ -85,10 +104,10 @@ func TestIntegrationOrphanedStorageExerciseFailsThenFixPasses(t *testing.T) {
 	// The reference sweep, verbatim through the aws CLI, clears what is left unused and
 	// leaves the running machine's disks alone; the EC2NodeClass is still unfixed.
 	out := runScript(t, "../solutions/orphaned-storage/commands.sh")
-	if r, err = l.Check(t.Context(), e); err != nil {
-		t.Fatal(err)
-	}
+	// The narrow move's drift replacement may be in flight: its instance has no NodeClaim
+	// for a moment.
 	want = []string{"nodeclass-deletes-volumes", "in-use-kept"}
+	r = checkUntilFailed(t, e, l, want, 30*time.Second)
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks after commands.sh (-want +got):\n%s\n%s\ncommands.sh said:\n%s", diff, reportText(r), out)
 	}
@@ -111,5 +130,27 @@ func TestIntegrationOrphanedStorageExerciseFailsThenFixPasses(t *testing.T) {
 	}
 	hintNamesReset(t, r, "in-use-kept")
 	keepSnapshot(t, e, "orphaned-learner")
+	// The README's fix applied twice (nodeclass.yaml and the sweep): nothing changes.
+	if err := e.ApplySolution(t.Context(), orphanedLab, testOut(t)); err != nil {
+		t.Fatal(err)
+	}
+	out = runScript(t, "../solutions/orphaned-storage/commands.sh")
+	if r = checkUntilFailed(t, e, l, []string{"in-use-kept"}, 30*time.Second); !slices.Equal(r.Failed(), []string{"in-use-kept"}) {
+		t.Errorf("after the README's fix applied twice, want only in-use-kept failed:\n%s\ncommands.sh said:\n%s", reportText(r), out)
+	}
 	t.Logf("learner's loop: %s: every check but the event's passed %s after the fix began\n%s", orphanedLab, time.Since(start).Round(time.Second), checkLine(r))
+}
+
+// untilGone is apply, then grading until check id's ✗ lines no longer say gone: the move
+// has taken (the recorder saw it) before its own ✗ line is looked for.
+func untilGone(l *Lab, apply func(t *testing.T, e *Env), id, gone string) func(t *testing.T, e *Env) {
+	return func(t *testing.T, e *Env) {
+		t.Helper()
+		apply(t, e)
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+			if c := checkOf(checkUntil(t, e, l, false, 0), id); c == nil || !strings.Contains(strings.Join(c.Problems, "\n"), gone) {
+				return
+			}
+		}
+	}
 }
