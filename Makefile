@@ -5,7 +5,7 @@ GO ?= go
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build start kind-image test test-short test-repeat bench fuzz lint clean
+.PHONY: build start kind-image workshop-image test test-short test-repeat bench fuzz lint clean
 
 # Stamp the Kubernetes version the embedded components report (/version, kubectl version).
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
@@ -22,6 +22,12 @@ start: build
 # A no-op when the engine has the image of these inputs already.
 kind-image: build
 	bin/karplab kind-image
+
+# The workshop's seat image, built offline (Debian's packages by debootstrap with the aws CLI,
+# a learner's account, this bin/karplab and the exercises) in the engine the seats use (Docker
+# where it runs them). A no-op when the engine has the image of these inputs already.
+workshop-image: build
+	bin/karplab workshop image
 
 # What CI runs: every package, integration tests included. The karplab binary is built once
 # for every package's tests (KARPLAB_TEST_BINARY). Three packages at a time (-p 3): labs, the

@@ -80,6 +80,14 @@ var rules = []rule{
 		why: "cluster/kind/engine only; nothing of the lab's"},
 	{pkg: "cluster/kind", deny: []string{"cluster", "cluster/karpenter", "cluster/kubelet", "fakeec2/..."},
 		why: "a backend: the kind library, cluster/backend, cluster/existing and its own subpackages"},
+	{pkg: "cluster/seats", deny: []string{"..."},
+		why: "nothing of the lab's (a seat runs its own karplab inside)"},
+	{pkg: "cluster/seats/container", deny: []string{"..."}, allow: []string{"cluster/seats", "cluster/kind/engine"},
+		why: "cluster/seats and cluster/kind/engine only"},
+	{pkg: "cluster/seats/seatimage", deny: []string{"..."}, allow: []string{"cluster/kind/engine", "cluster/rootfs", "exercises"},
+		why: "cluster/kind/engine, cluster/rootfs and package exercises; nothing else of the lab's"},
+	{pkg: "labs/workshop", deny: []string{"cluster", "cluster/...", "labs/replay"}, allow: []string{"cluster/seats"},
+		why: "of cluster only cluster/seats (a seat runs its own lab), nor labs/replay"},
 	{pkg: "labs/evidence", deny: []string{"cluster", "labs", "labs/replay", "labs/lint"},
 		why: "the graders read it, never the other way; of cluster only the recorder's and metrics' records"},
 	{pkg: "labs/lint", deny: []string{"labs", "labs/evidence", "labs/replay", "cluster"},
@@ -299,6 +307,9 @@ func TestImportRules(t *testing.T) {
 		{name: "outside pattern", pkg: "fakeec2/ec2", imp: "k8s.io/client-go/rest", forbidden: true},
 		{name: "outside allowed", pkg: "cluster/recorder", imp: "k8s.io/client-go/rest"},
 		{name: "the root and the course files", pkg: "cluster/kind/nodeimage", imp: module},
+		{name: "the workshop over the seats", pkg: "labs/workshop", imp: module + "/cluster/seats"},
+		{name: "the workshop never on the daemon", pkg: "labs/workshop", imp: module + "/cluster", forbidden: true},
+		{name: "the workshop never on an engine", pkg: "labs/workshop", imp: module + "/cluster/seats/container", forbidden: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -102,6 +102,7 @@ Start here:
 			kubeletCommand(),
 			ec2Command(),
 			kindImageCommand(),
+			workshopCommand(),
 			daemonCommand(),
 			internalCommand(),
 		},
