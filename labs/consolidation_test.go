@@ -13,20 +13,6 @@ func TestIntegrationConsolidationSolutionPasses(t *testing.T) {
 	solutionPasses(t, consolidationLab, 3*time.Minute, time.Minute, "consolidation-solution")
 }
 
-// The learner's loop: the untouched exercise runs the peak, demand drops and nothing is
-// consolidated; then the completed nodepool.yaml and pdb.yaml over it, and the skips the
-// README has the learner make, until the pool is consolidated.
-func TestIntegrationConsolidationExerciseFailsThenFixPasses(t *testing.T) {
-	e := freshLab(t)
-	l, r := consolidationExerciseFails(t, e)
-	fixPasses(t, e, l, r, 2*time.Minute, "consolidation-learner", func(ctx context.Context, out io.Writer) error {
-		if err := e.ApplySolution(ctx, consolidationLab, out); err != nil {
-			return err
-		}
-		return e.consolidateBySkips(ctx, out)
-	})
-}
-
 // consolidationExerciseFails stages the lab on e, fresh from a reset, applies the untouched
 // exercise, runs the peak and drops the demand: nothing is consolidated, and check fails.
 func consolidationExerciseFails(t *testing.T, e *Env) (*Lab, *Report) {
@@ -69,12 +55,12 @@ func consolidationExerciseFails(t *testing.T, e *Env) (*Lab, *Report) {
 	return l, r
 }
 
-// A learner's first moves on one staged lab, in sequence, after the peak and the drop: the
-// TODOs left; the PDB's fix on the wrong object (a selector no worker carries);
+// The learner's loop, with the many first moves a learner makes, in sequence on one staged
+// lab after the peak and the drop: the TODOs left (the untouched exercise); the PDB's fix on the wrong object (a selector no worker carries);
 // consolidateAfter ten times the seed's; a disruption budget far too narrow (0 nodes); each
 // with lab time skipped as the README has it, so Karpenter had its chance. None of them
 // disrupts a worker, so the README's fix, applied twice, then passes without a reset.
-func TestIntegrationConsolidationWrongMoves(t *testing.T) {
+func TestIntegrationConsolidationExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := consolidationExerciseFails(t, e)
 	const np, pdb = consolidationLab + "/nodepool.yaml", consolidationLab + "/pdb.yaml"
@@ -102,7 +88,7 @@ func TestIntegrationConsolidationWrongMoves(t *testing.T) {
 		{name: "a disruption budget far too narrow", apply: then(applyingEdited(solutionsFS, np, [2]string{"      - nodes: \"20%\"", "      - nodes: \"0\""}), applyingEdited(solutionsFS, pdb), skip),
 			check: "nodes-consolidated", problem: "the disruption budgets allow 0 of the", passed: []string{"pdb-protects"}, within: time.Minute},
 	})
-	fixPasses(t, e, l, r, 3*time.Minute, "consolidation-moves", func(ctx context.Context, out io.Writer) error {
+	fixPasses(t, e, l, r, 3*time.Minute, "consolidation-learner", func(ctx context.Context, out io.Writer) error {
 		for range 2 {
 			if err := e.ApplySolution(ctx, consolidationLab, out); err != nil {
 				return err

@@ -28,7 +28,8 @@ func TestIntegrationDeniedPathSolutionPasses(t *testing.T) {
 }
 
 // The learner's loop: the over-broad exercise applied as README step 3 has it, refused by the
-// controller's policy; then the course's manifest over it (step 4), and check passes.
+// controller's policy; then the other first moves a learner makes, and the course's manifest
+// over them (step 4), twice, and what its hint says: check passes, without a reset.
 func TestIntegrationDeniedPathExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
 	l, _ := Get(deniedLab)
@@ -70,6 +71,9 @@ func TestIntegrationDeniedPathExerciseFailsThenFixPasses(t *testing.T) {
 		t.Errorf("ValidationSucceeded=False with %v: %v, want CreateFleetAuthCheckFailed naming ec2:CreateFleet", cond["reason"], cond["message"])
 	}
 	r := checkUntil(t, e, l, true, 10*time.Second) // it must not come to pass
+	if !strings.Contains(reportText(r), "ziba-memory-hog: NodePool ziba-general admits it; only the region's offerings stop it today") {
+		t.Errorf("refused-by-nodepool should say the offerings alone stop the Pending hog:\n%s", reportText(r))
+	}
 	if r.Passed {
 		t.Fatalf("the untouched exercise passes:\n%s", reportText(r))
 	}
@@ -86,7 +90,58 @@ func TestIntegrationDeniedPathExerciseFailsThenFixPasses(t *testing.T) {
 			t.Errorf("chain-complete's hint should say why the applied NodePool is ignored: %q", c.Hint)
 		}
 	}
-	fixPasses(t, e, l, r, 3*time.Minute, "denied-loop", e.applySolution(deniedLab))
+	// Then the learner's other first moves, in sequence on the same lab, ending in the trap of
+	// issue 44: everything done but spec.limits, so the memory hog gets a machine bought for
+	// it; the README's fix, applied twice, then says to delete that NodeClaim and apply the
+	// workload again (the bare pod goes with its node); doing exactly that passes, without a
+	// reset.
+	const np = deniedLab + "/nodepool.yaml"
+	courseLimits := "  limits:\n    cpu: \"200\"\n    memory: 800Gi\n"
+	tags := "  tags:\n    application: ziba\n    environment: production\n    owner: platform\n"
+	const hog = "ziba-memory-hog: NodePool ziba-general admits it"
+	makeMoves(t, e, l, []move{
+		{name: "the cost tags on the wrong object (the NodePool's labels)", apply: applyingEdited(solutionsFS, np,
+			[2]string{tags, ""}, [2]string{"        workload.ziba.dev/tier: general\n", "        workload.ziba.dev/tier: general\n        application: ziba\n        environment: production\n        owner: platform\n"}),
+			check: "denied-zone", problem: "EC2NodeClass ziba-general ValidationSucceeded=False", passed: []string{"nodepool-bounded"}, within: time.Minute},
+		{name: "limits far too narrow", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"1\"\n    memory: 4Gi\n"}),
+			check: "workload-running", problem: "limits.cpu 1 cannot hold the 2 replicas", within: 2 * time.Minute},
+		{name: "everything but spec.limits", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, ""}),
+			check: "denied-over-limit", problem: "the pod runs on node", within: 4 * time.Minute},
+		{name: "what refused-by-nodepool says of it", apply: func(*testing.T, *Env) {},
+			check: "refused-by-nodepool", problem: hog + ", and it runs on node", not: hog + "; only the region's offerings", within: time.Minute},
+		{name: "limits ten times the course's", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"2000\"\n    memory: 8000Gi\n"}),
+			check: "nodepool-bounded", problem: "limits.memory 8000Gi is 10 times the course's 800Gi", within: time.Minute},
+		{name: "what refused-by-nodepool says of that", apply: func(*testing.T, *Env) {},
+			check: "refused-by-nodepool", problem: hog + ", and it runs on node", within: time.Minute},
+	})
+	// The README's fix, applied twice: the NodePool now refuses the hog, but the machine bought
+	// for it still runs it, and the hint says what to do.
+	applyingSolution(deniedLab)(t, e)
+	applyingSolution(deniedLab)(t, e)
+	r = checkShows(t, e, l, "denied-over-limit", "it runs the pod: delete it, then apply the workload again", time.Minute, "refused-by-nodepool")
+	claim := regexp.MustCompile(`kubectl delete nodeclaim (\S+)`).FindStringSubmatch(checkOf(r, "denied-over-limit").Hint)
+	if claim == nil {
+		t.Fatalf("the hint names no NodeClaim to delete:\n%s", reportText(r))
+	}
+	pod, err := e.Kube.CoreV1().Pods(zibaNamespace).Get(t.Context(), "ziba-memory-hog", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := e.Dynamic.Resource(nodeClaimsGVR).Get(t.Context(), claim[1], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node, _, _ := unstructured.NestedString(nc.Object, "status", "nodeName"); node != pod.Spec.NodeName || node == "" {
+		t.Fatalf("the hint's NodeClaim %s has node %q; the hog runs on %q", claim[1], node, pod.Spec.NodeName)
+	}
+	keepSnapshot(t, e, "denied-trap")
+	start := time.Now()
+	doAsHinted(t, r, "denied-over-limit", learnerDir(t, deniedLab), "kubectl delete nodeclaim "+claim[1], "kubectl apply -f denied-path/workload.yaml")
+	if r = checkUntil(t, e, l, true, 3*time.Minute); !r.Passed {
+		t.Fatalf("%s after doing what the hint says, check fails:\n%s", time.Since(start).Round(time.Second), reportText(r))
+	}
+	keepSnapshot(t, e, "denied-loop")
+	t.Logf("learner's loop: passed %s after doing what the hint says", time.Since(start).Round(time.Second))
 }
 
 // nodePoolRefuses is the static half of the denied path: a bounded NodePool must refuse each
@@ -279,64 +334,4 @@ func (e *Env) instanceProfiles(t *testing.T) []profileRef {
 		out = append(out, profileRef{name: aws.ToString(p.InstanceProfileName), roles: len(p.Roles)})
 	}
 	return out
-}
-
-// A learner's first moves on one staged lab, in sequence, ending in the trap of issue 44:
-// everything done but spec.limits, so the memory hog gets a machine bought for it; the
-// README's fix, applied twice, then says to delete that NodeClaim and apply the workload
-// again (the bare pod goes with its node); doing exactly that passes, without a reset.
-func TestIntegrationDeniedPathWrongMoves(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get(deniedLab)
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 2 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	const np = deniedLab + "/nodepool.yaml"
-	courseLimits := "  limits:\n    cpu: \"200\"\n    memory: 800Gi\n"
-	tags := "  tags:\n    application: ziba\n    environment: production\n    owner: platform\n"
-	const hog = "ziba-memory-hog: NodePool ziba-general admits it"
-	makeMoves(t, e, l, []move{
-		{name: "the TODOs left", apply: applyingEdited(exercisesFS, np),
-			check: "refused-by-nodepool", problem: hog + "; only the region's offerings stop it today", within: time.Minute},
-		{name: "the cost tags on the wrong object (the NodePool's labels)", apply: applyingEdited(solutionsFS, np,
-			[2]string{tags, ""}, [2]string{"        workload.ziba.dev/tier: general\n", "        workload.ziba.dev/tier: general\n        application: ziba\n        environment: production\n        owner: platform\n"}),
-			check: "denied-zone", problem: "EC2NodeClass ziba-general ValidationSucceeded=False", passed: []string{"nodepool-bounded"}, within: time.Minute},
-		{name: "limits far too narrow", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"1\"\n    memory: 4Gi\n"}),
-			check: "workload-running", problem: "limits.cpu 1 cannot hold the 2 replicas", within: 2 * time.Minute},
-		{name: "everything but spec.limits", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, ""}),
-			check: "denied-over-limit", problem: "the pod runs on node", within: 4 * time.Minute},
-		{name: "what refused-by-nodepool says of it", apply: func(*testing.T, *Env) {},
-			check: "refused-by-nodepool", problem: hog + ", and it runs on node", not: hog + "; only the region's offerings", within: time.Minute},
-		{name: "limits ten times the course's", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"2000\"\n    memory: 8000Gi\n"}),
-			check: "nodepool-bounded", problem: "limits.memory 8000Gi is 10 times the course's 800Gi", within: time.Minute},
-		{name: "what refused-by-nodepool says of that", apply: func(*testing.T, *Env) {},
-			check: "refused-by-nodepool", problem: hog + ", and it runs on node", within: time.Minute},
-	})
-	// The README's fix, applied twice: the NodePool now refuses the hog, but the machine bought
-	// for it still runs it, and the hint says what to do.
-	applyingSolution(deniedLab)(t, e)
-	applyingSolution(deniedLab)(t, e)
-	r := checkShows(t, e, l, "denied-over-limit", "it runs the pod: delete it, then apply the workload again", time.Minute, "refused-by-nodepool")
-	claim := regexp.MustCompile(`kubectl delete nodeclaim (\S+)`).FindStringSubmatch(checkOf(r, "denied-over-limit").Hint)
-	if claim == nil {
-		t.Fatalf("the hint names no NodeClaim to delete:\n%s", reportText(r))
-	}
-	pod, err := e.Kube.CoreV1().Pods(zibaNamespace).Get(t.Context(), "ziba-memory-hog", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := e.Dynamic.Resource(nodeClaimsGVR).Get(t.Context(), claim[1], metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if node, _, _ := unstructured.NestedString(nc.Object, "status", "nodeName"); node != pod.Spec.NodeName || node == "" {
-		t.Fatalf("the hint's NodeClaim %s has node %q; the hog runs on %q", claim[1], node, pod.Spec.NodeName)
-	}
-	keepSnapshot(t, e, "denied-trap")
-	start := time.Now()
-	doAsHinted(t, r, "denied-over-limit", learnerDir(t, deniedLab), "kubectl delete nodeclaim "+claim[1], "kubectl apply -f denied-path/workload.yaml")
-	if r = checkUntil(t, e, l, true, 3*time.Minute); !r.Passed {
-		t.Fatalf("%s after doing what the hint says, check fails:\n%s", time.Since(start).Round(time.Second), reportText(r))
-	}
-	t.Logf("passed %s after doing what the hint says", time.Since(start).Round(time.Second))
 }

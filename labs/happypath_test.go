@@ -45,25 +45,38 @@ func happyPathSolutionPasses(t *testing.T, e *Env) {
 	}
 }
 
-// The learner's loop: the exercise's nodepool.yaml "applies, and Karpenter will even launch
-// machines for it", so learners apply it first; check fails on its governance. Then the
-// course's manifest over it: drift replaces the ungoverned machines, and with them the
-// course's bare example pod goes for good; check says so and how to make it again, and
-// doing exactly that, check passes on what runs now, listing the replaced machines as fixed.
+// The learner's loop, with the many first moves a learner makes, in sequence on one staged
+// lab: limits far too narrow; the exercise's nodepool.yaml as it is ("it applies, and
+// Karpenter will even launch machines for it"), which check fails on its governance; the
+// cost tags on the wrong object; limits ten times the course's. Then the README's fix,
+// applied twice: drift replaces the ungoverned machines, and with them the course's bare
+// example pod goes for good; check says so and how to make it again, and doing exactly that,
+// check passes on what runs now, listing the replaced machines as fixed.
 func TestIntegrationHappyPathExerciseFailsThenFixPasses(t *testing.T) {
 	e := freshLab(t)
-	l, before := happyPathExerciseFails(t, e)
+	l := happyPathStaged(t, e)
+	const np = "happy-path/nodepool.yaml"
+	courseLimits := "  limits:\n    cpu: \"200\"\n    memory: 800Gi\n"
+	tags := "  tags:\n    application: ziba\n    environment: production\n    owner: platform\n"
+	makeMoves(t, e, l, []move{{name: "limits far too narrow", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"1\"\n    memory: 4Gi\n"}),
+		check: "workload-running", problem: "limits.cpu 1 cannot hold the 10 replicas", within: time.Minute}})
+	before := happyPathExerciseApplied(t, e, l) // the TODOs left
+	makeMoves(t, e, l, []move{
+		{name: "the cost tags on the wrong object (the NodePool's labels)", apply: applyingEdited(solutionsFS, np,
+			[2]string{tags, ""}, [2]string{"        workload.ziba.dev/tier: general\n", "        workload.ziba.dev/tier: general\n        application: ziba\n        environment: production\n        owner: platform\n"}),
+			check: "cost-tags", problem: "lacks application, environment, owner", passed: []string{"machines-governed"}, within: 3 * time.Minute},
+		{name: "limits ten times the course's", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"2000\"\n    memory: 8000Gi\n"}),
+			check: "nodepool-bounded", problem: "limits.cpu 2k is 10 times the course's 200", within: time.Minute},
+	})
 	start := time.Now()
-	if err := e.ApplySolution(t.Context(), "happy-path", testOut(t)); err != nil {
-		t.Fatal(err)
-	}
-	r := checkShows(t, e, l, "workload-running", courseExample+" is gone", 6*time.Minute)
+	applyingSolution("happy-path")(t, e)
+	applyingSolution("happy-path")(t, e)
+	r := checkShows(t, e, l, "workload-running", courseExample+" is gone", 6*time.Minute, "nodepool-bounded", "cost-tags")
 	keepSnapshot(t, e, "happy-learner")
 	doAsHinted(t, r, "workload-running", learnerDir(t, "happy-path"), "kubectl apply -f happy-path/workload.yaml")
 	if r = checkUntil(t, e, l, true, 3*time.Minute); !r.Passed {
 		t.Fatalf("after the example pod was made again, check fails:\n%s\nbefore the fix:\n%s", reportText(r), reportText(before))
 	}
-	keepSnapshot(t, e, "happy-learner-example-again")
 	t.Logf("learner's loop: happy-path passed %s after the fix began", time.Since(start).Round(time.Second))
 	// Run again without a reset, the lab says it is staged and undoes nothing.
 	var again strings.Builder
@@ -83,15 +96,27 @@ func TestIntegrationHappyPathExerciseFailsThenFixPasses(t *testing.T) {
 // happyPathExerciseFails stages the lab on e, fresh from a reset, and applies the untouched
 // exercise: its pods run, ungoverned, and check fails on its governance.
 func happyPathExerciseFails(t *testing.T, e *Env) (*Lab, *Report) {
+	l := happyPathStaged(t, e)
+	return l, happyPathExerciseApplied(t, e, l)
+}
+
+// happyPathStaged stages the lab on e, fresh from a reset.
+func happyPathStaged(t *testing.T, e *Env) *Lab {
 	// A reset removes the example pod an earlier staging made with the lab's namespace.
 	if _, err := e.Kube.CoreV1().Pods(zibaNamespace).Get(t.Context(), courseExample, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("after a reset, pod %s/%s: %v (want NotFound)", zibaNamespace, courseExample, err)
 	}
 	l, _ := Get("happy-path")
-	out := testOut(t)
-	if err := l.Run(t.Context(), e, out, StageOptions{Wait: 2 * time.Minute}); err != nil {
+	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// happyPathExerciseApplied applies the untouched exercise: its pods run, ungoverned, and
+// check fails on its governance.
+func happyPathExerciseApplied(t *testing.T, e *Env, l *Lab) *Report {
+	out := testOut(t)
 	// The untouched exercise applies and even runs the pods, ungoverned.
 	if err := e.ApplyExercise(t.Context(), "happy-path", "nodepool.yaml", out); err != nil {
 		t.Fatal(err)
@@ -110,7 +135,7 @@ func happyPathExerciseFails(t *testing.T, e *Env) (*Lab, *Report) {
 	if diff := cmp.Diff(want, r.Failed()); diff != "" {
 		t.Errorf("failed checks (-want +got):\n%s\n%s", diff, reportText(r))
 	}
-	return l, r
+	return r
 }
 
 // The course's example pod shares the replicas' name prefix but no ReplicaSet: the happy
@@ -157,39 +182,4 @@ func TestCheckRunningCourseExample(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A learner's first moves on one staged lab, in sequence (the TODOs left is the loop test's
-// first move): limits far too narrow, the cost tags on the wrong object, limits ten times
-// the course's; then the README's fix, applied twice. The fix drifts the untagged machine,
-// and with it the course's bare example pod goes: the hint says how to make it again, and
-// doing exactly that passes, without a reset.
-func TestIntegrationHappyPathWrongMoves(t *testing.T) {
-	e := freshLab(t)
-	l, _ := Get("happy-path")
-	if err := l.Run(t.Context(), e, testOut(t), StageOptions{Wait: 2 * time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	const np = "happy-path/nodepool.yaml"
-	courseLimits := "  limits:\n    cpu: \"200\"\n    memory: 800Gi\n"
-	tags := "  tags:\n    application: ziba\n    environment: production\n    owner: platform\n"
-	makeMoves(t, e, l, []move{
-		{name: "limits far too narrow", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"1\"\n    memory: 4Gi\n"}),
-			check: "workload-running", problem: "limits.cpu 1 cannot hold the 10 replicas", within: time.Minute},
-		{name: "the cost tags on the wrong object (the NodePool's labels)", apply: applyingEdited(solutionsFS, np,
-			[2]string{tags, ""}, [2]string{"        workload.ziba.dev/tier: general\n", "        workload.ziba.dev/tier: general\n        application: ziba\n        environment: production\n        owner: platform\n"}),
-			check: "cost-tags", problem: "lacks application, environment, owner", within: 3 * time.Minute},
-		{name: "limits ten times the course's", apply: applyingEdited(solutionsFS, np, [2]string{courseLimits, "  limits:\n    cpu: \"2000\"\n    memory: 8000Gi\n"}),
-			check: "nodepool-bounded", problem: "limits.cpu 2k is 10 times the course's 200", within: time.Minute},
-	})
-	applyingSolution("happy-path")(t, e)
-	applyingSolution("happy-path")(t, e)
-	r := checkShows(t, e, l, "workload-running", courseExample+" is gone", 6*time.Minute, "nodepool-bounded", "cost-tags")
-	keepSnapshot(t, e, "happy-moves")
-	start := time.Now()
-	doAsHinted(t, r, "workload-running", learnerDir(t, "happy-path"), "kubectl apply -f happy-path/workload.yaml")
-	if r = checkUntil(t, e, l, true, 3*time.Minute); !r.Passed {
-		t.Fatalf("after doing what the hint says, check fails:\n%s", reportText(r))
-	}
-	t.Logf("passed %s after doing what the hint says", time.Since(start).Round(time.Second))
 }
