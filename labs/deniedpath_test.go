@@ -114,11 +114,16 @@ func TestIntegrationDeniedPathExerciseFailsThenFixPasses(t *testing.T) {
 		{name: "what refused-by-nodepool says of that", apply: func(*testing.T, *Env) {},
 			check: "refused-by-nodepool", problem: hog + ", and it runs on node", within: time.Minute},
 	})
-	// The README's fix, applied twice: the NodePool now refuses the hog, but the machine bought
-	// for it still runs it, and the hint says what to do.
+	deniedFixAsHinted(t, e, l)
+}
+
+// deniedFixAsHinted is the README's fix, applied twice over the trap: the NodePool now
+// refuses the hog, but the machine bought for it still runs it, and the hint says what to
+// do; doing exactly that, check passes.
+func deniedFixAsHinted(t *testing.T, e *Env, l *Lab) {
 	applyingSolution(deniedLab)(t, e)
 	applyingSolution(deniedLab)(t, e)
-	r = checkShows(t, e, l, "denied-over-limit", "it runs the pod: delete it, then apply the workload again", time.Minute, "refused-by-nodepool")
+	r := checkShows(t, e, l, "denied-over-limit", "it runs the pod: delete it, then apply the workload again", time.Minute, "refused-by-nodepool")
 	claim := regexp.MustCompile(`kubectl delete nodeclaim (\S+)`).FindStringSubmatch(checkOf(r, "denied-over-limit").Hint)
 	if claim == nil {
 		t.Fatalf("the hint names no NodeClaim to delete:\n%s", reportText(r))
