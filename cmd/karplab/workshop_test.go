@@ -80,7 +80,8 @@ func TestWorkshopRefusals(t *testing.T) {
 // engine: the image built (then found built), two seats up with happy-path staged, each
 // answering kubectl and aws from its own lab, seat 1 solved and graded passing while seat 2
 // fails, seat 1's container killed while seat 2 answers and seat 1's grade stays, up again
-// restoring it, and down leaving no container, no state and no process.
+// (no flags: the room's own) restoring it, and down leaving no container, no state and no
+// process.
 func TestIntegrationWorkshop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -142,27 +143,7 @@ func TestIntegrationWorkshop(t *testing.T) {
 	}
 	step("grades: seat 1 passes, seat 2 fails")
 
-	if out, err := exec.Command(engineName, "kill", st[0].Name).CombinedOutput(); err != nil {
-		t.Fatalf("%s kill %s: %v %s", engineName, st[0].Name, err, out)
-	}
-	if r := l.run("workshop", "exec", "2", "--", "kubectl", "get", "nodepools"); r.code != 0 {
-		t.Errorf("with seat 1 killed, exec 2 -- kubectl get nodepools = exit %d:\n%s", r.code, r.stderr)
-	}
-	if r := l.run("workshop", "exec", "1", "--", "true"); r.code != 2 || !strings.Contains(r.stderr, "seat 1 ("+st[0].Name+"): the seat is not running; karplab workshop up starts it again") {
-		t.Errorf("exec in the killed seat = exit %d: %s", r.code, r.stderr)
-	}
-	gr = rows(t, l.run("workshop", "grades", "--json"))
-	if gr[0].State != "exited" || gr[0].Fresh || gr[0].Grade == nil || !gr[0].Grade.Passed || !gr[1].Fresh || gr[1].Grade.Passed {
-		t.Errorf("grades with seat 1 killed = %s, want seat 1's last grade (passed) kept and seat 2 graded now", l.run("workshop", "grades", "--json").stdout)
-	}
-	step("seat 1 killed: seat 2 answers, seat 1's grade stays")
-	if r := l.run("workshop", "up", "--seats", "2"); r.code != 0 || !strings.Contains(r.stderr, "seat 1: starting "+st[0].Name+" again") {
-		t.Fatalf("up again = exit %d:\n%s", r.code, r.stderr)
-	}
-	if r := l.run("workshop", "exec", "1", "--", "kubectl", "get", "nodes"); r.code != 0 {
-		t.Errorf("after up again, exec 1 -- kubectl get nodes = exit %d:\n%s", r.code, r.stderr)
-	}
-	step("up again restored seat 1")
+	killAndRestore(t, l, engineName, st[0].Name, step)
 	status := l.mustRun("workshop", "status")
 	t.Logf("workshop status:\n%s", status.stdout)
 
@@ -180,4 +161,31 @@ func TestIntegrationWorkshop(t *testing.T) {
 	if out, _ := exec.Command("pgrep", "-f", "karplab-seat-"+id).Output(); len(out) > 0 {
 		t.Errorf("down left processes %s", out)
 	}
+}
+
+// killAndRestore kills seat 1's container: seat 2 answers, seat 1's last grade stays, exec
+// in seat 1 says what to do; then up, with no flags, brings it back.
+func killAndRestore(t *testing.T, l *lab, engineName, seat1 string, step func(string)) {
+	t.Helper()
+	if out, err := exec.Command(engineName, "kill", seat1).CombinedOutput(); err != nil {
+		t.Fatalf("%s kill %s: %v %s", engineName, seat1, err, out)
+	}
+	if r := l.run("workshop", "exec", "2", "--", "kubectl", "get", "nodepools"); r.code != 0 {
+		t.Errorf("with seat 1 killed, exec 2 -- kubectl get nodepools = exit %d:\n%s", r.code, r.stderr)
+	}
+	if r := l.run("workshop", "exec", "1", "--", "true"); r.code != 2 || !strings.Contains(r.stderr, "seat 1 ("+seat1+"): the seat is not running; karplab workshop up starts it again") {
+		t.Errorf("exec in the killed seat = exit %d: %s", r.code, r.stderr)
+	}
+	gr := rows(t, l.run("workshop", "grades", "--json"))
+	if gr[0].State != "exited" || gr[0].Fresh || gr[0].Grade == nil || !gr[0].Grade.Passed || !gr[1].Fresh || gr[1].Grade.Passed {
+		t.Errorf("grades with seat 1 killed = %s, want seat 1's last grade (passed) kept and seat 2 graded now", l.run("workshop", "grades", "--json").stdout)
+	}
+	step("seat 1 killed: seat 2 answers, seat 1's grade stays")
+	if r := l.run("workshop", "up"); r.code != 0 || !strings.Contains(r.stderr, "seat 1: starting "+seat1+" again") {
+		t.Fatalf("up again = exit %d:\n%s", r.code, r.stderr)
+	}
+	if r := l.run("workshop", "exec", "1", "--", "kubectl", "get", "nodes"); r.code != 0 {
+		t.Errorf("after up again, exec 1 -- kubectl get nodes = exit %d:\n%s", r.code, r.stderr)
+	}
+	step("up again restored seat 1")
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Room is the workshop's state on disk: Dir/room.json.
@@ -120,4 +122,19 @@ func Remove(dir string) error {
 		return fmt.Errorf("removing the workshop's state: %w", err)
 	}
 	return nil
+}
+
+// Lock holds the room in dir for one command until unlock (up, grades and down each save the
+// whole room, and two at once would lose one's changes); a second waits its turn.
+func Lock(dir string) (unlock func(), err error) {
+	// Beside dir, not in it: a refused up leaves no dir, and down removes it.
+	f, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking the workshop: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the workshop: %w", err)
+	}
+	return func() { f.Close() }, nil
 }

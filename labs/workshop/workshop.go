@@ -2,6 +2,7 @@ package workshop
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,13 +53,11 @@ func refuse(format string, args ...any) error {
 
 // Up makes the room in dir (or finds it), creates the seats it lacks, starts the stopped
 // ones with their data, runs `karplab start` in each, and stages the agenda's first lab in
-// a seat that has none. Refusals come first, before anything is made.
+// a seat that has none. Refusals come first, before anything is made. Seats 0 is the room's
+// own count once it has seats (up again after a crash). The caller holds Lock.
 func Up(ctx context.Context, p seats.Provider, dir string, opts UpOptions) (*Room, error) {
 	if opts.Status == nil {
 		opts.Status = io.Discard
-	}
-	if opts.MemoryMiB == 0 {
-		opts.MemoryMiB = DefaultMemoryMiB
 	}
 	room, err := Load(dir)
 	if errors.Is(err, ErrNoRoom) {
@@ -66,6 +65,12 @@ func Up(ctx context.Context, p seats.Provider, dir string, opts UpOptions) (*Roo
 	}
 	if err != nil {
 		return nil, err
+	}
+	if opts.MemoryMiB == 0 {
+		opts.MemoryMiB = cmp.Or(room.MemoryMiB, DefaultMemoryMiB)
+	}
+	if opts.Seats == 0 && len(room.Seats) > 0 {
+		opts.Seats = len(room.Seats) // up again: the room as it was
 	}
 	if err := check(room, opts); err != nil {
 		return nil, err
@@ -146,6 +151,9 @@ var statusMu sync.Mutex
 
 // check refuses what no seat can fix: the seat count, the learners, an unknown lab.
 func check(room *Room, opts UpOptions) error {
+	if opts.Seats == 0 {
+		return refuse("a new workshop needs --seats N (1 to %d)", MaxSeats)
+	}
 	if opts.Seats < 1 || opts.Seats > MaxSeats {
 		return refuse("--seats %d: a room has 1 to %d seats", opts.Seats, MaxSeats)
 	}

@@ -146,7 +146,8 @@ func TestUpRefusals(t *testing.T) {
 		want string
 	}{
 		{name: "unknown lab", opts: upOptions(2, "happy-path", "no-such-lab"), want: `--labs: no lab named "no-such-lab"; the labs are: happy-path`},
-		{name: "no seats", opts: upOptions(0), want: "--seats 0: a room has 1 to 64 seats"},
+		{name: "no seats", opts: upOptions(0), want: "a new workshop needs --seats N (1 to 64)"},
+		{name: "negative seats", opts: upOptions(-1), want: "--seats -1: a room has 1 to 64 seats"},
 		{name: "too many seats", opts: upOptions(500), want: "--seats 500: a room has 1 to 64 seats"},
 		{name: "more learners than seats", opts: UpOptions{Seats: 1, Learners: []string{"ana", "ben"}, MemAvailable: plenty}, want: "2 learners' names for 1 seats"},
 		{name: "beyond the host's memory", opts: UpOptions{Seats: 3, MemAvailable: tight},
@@ -220,7 +221,7 @@ func TestUpGradesDown(t *testing.T) {
 	}
 
 	p.execs = nil
-	if _, err := Up(ctx, p, dir, upOptions(3)); err != nil {
+	if _, err := Up(ctx, p, dir, upOptions(0)); err != nil { // the room's own 3 seats
 		t.Fatal(err)
 	}
 	if p.seats[name(1)].State != seats.Running || p.seats[name(3)] == nil {
@@ -235,5 +236,32 @@ func TestUpGradesDown(t *testing.T) {
 	}
 	if _, err := Load(dir); !errors.Is(err, ErrNoRoom) {
 		t.Errorf("after down, Load = %v, want ErrNoRoom", err)
+	}
+}
+
+// The lock waits for the command that holds it.
+func TestLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "workshop")
+	unlock, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Time)
+	go func() {
+		second, err := Lock(dir)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+		second()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	released := time.Now()
+	unlock()
+	if at := <-got; at.Before(released) {
+		t.Errorf("the second Lock returned while the first held it")
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("Lock made %s: a refused up must leave none", dir)
 	}
 }

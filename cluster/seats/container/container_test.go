@@ -3,6 +3,7 @@ package container
 import (
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,25 +69,7 @@ func TestIntegrationSeat(t *testing.T) {
 		t.Errorf("the seat's container is %q (%v), want no network, unprivileged, 300 MiB, every capability dropped", out, err)
 	}
 
-	run := func(opts seats.ExecOptions) (int, string) {
-		t.Helper()
-		var stdout strings.Builder
-		opts.Stdout = &stdout
-		code, err := p.Exec(ctx, name, opts)
-		if err != nil {
-			t.Fatalf("Exec %q: %v", opts.Argv, err)
-		}
-		return code, stdout.String()
-	}
-	if code, out := run(seats.ExecOptions{Argv: []string{"sh", "-c", "id -u; echo kept > ~/mark; exit 7"}}); code != 7 || out != "1000\n" {
-		t.Errorf("exec = %d %q, want the learner (1000) and exit 7", code, out)
-	}
-	if code, out := run(seats.ExecOptions{Argv: []string{"cat"}, Stdin: strings.NewReader("typed\n")}); code != 0 || out != "typed\n" {
-		t.Errorf("cat = %d %q, want the input back", code, out)
-	}
-	if code, out := run(seats.ExecOptions{Argv: []string{"stty", "size"}, TTY: true, Size: seats.TermSize{Rows: 30, Cols: 100}}); code != 0 || strings.TrimSpace(out) != "30 100" {
-		t.Errorf("stty size on a terminal = %d %q, want 30 100", code, out)
-	}
+	run := checkExec(t, p, name)
 
 	list, err := p.List(ctx, labels)
 	if err != nil || len(list) != 1 || list[0].Name != name || list[0].State != seats.Running || list[0].MemoryBytes <= 0 {
@@ -121,4 +104,48 @@ func TestIntegrationSeat(t *testing.T) {
 	if _, err := p.Exec(ctx, name, seats.ExecOptions{Argv: []string{"true"}}); !errors.Is(err, seats.ErrNotFound) {
 		t.Errorf("Exec in a removed seat = %v, want ErrNotFound", err)
 	}
+}
+
+// checkExec holds the seat's exec to the learner's exit codes, input and terminals (one
+// made by the provider, of a size; a person's own), and returns a runner for more.
+func checkExec(t *testing.T, p *Provider, name string) func(seats.ExecOptions) (int, string) {
+	ctx := context.Background()
+	run := func(opts seats.ExecOptions) (int, string) {
+		t.Helper()
+		var stdout strings.Builder
+		opts.Stdout = &stdout
+		code, err := p.Exec(ctx, name, opts)
+		if err != nil {
+			t.Fatalf("Exec %q: %v", opts.Argv, err)
+		}
+		return code, stdout.String()
+	}
+	if code, out := run(seats.ExecOptions{Argv: []string{"sh", "-c", "id -u; echo kept > ~/mark; exit 7"}}); code != 7 || out != "1000\n" {
+		t.Errorf("exec = %d %q, want the learner (1000) and exit 7", code, out)
+	}
+	if code, out := run(seats.ExecOptions{Argv: []string{"cat"}, Stdin: strings.NewReader("typed\n")}); code != 0 || out != "typed\n" {
+		t.Errorf("cat = %d %q, want the input back", code, out)
+	}
+	if code, out := run(seats.ExecOptions{Argv: []string{"stty", "size"}, TTY: true, Size: seats.TermSize{Rows: 30, Cols: 100}}); code != 0 || strings.TrimSpace(out) != "30 100" {
+		t.Errorf("stty size on a terminal = %d %q, want 30 100", code, out)
+	}
+
+	// From a person's terminal, the engine's client uses it itself: its size, its input.
+	ptmx, tty, err := openPTY()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	setSize(ptmx, seats.TermSize{Rows: 33, Cols: 90}) //nolint:errcheck // checked below
+	var screen strings.Builder
+	read := make(chan struct{})
+	go func() { io.Copy(&screen, ptmx); close(read) }() //nolint:errcheck // EIO at the end
+	code, err := p.Exec(ctx, name, seats.ExecOptions{Argv: []string{"sh", "-c", "stty size; exit 4"}, TTY: true, Stdin: tty, Stdout: tty, Stderr: tty})
+	tty.Close()
+	<-read
+	if err != nil || code != 4 || !strings.Contains(screen.String(), "33 90") {
+		t.Errorf("exec on a person's terminal = %d, %v, showing %q; want 33 90 and exit 4", code, err, screen.String())
+	}
+
+	return run
 }

@@ -16,6 +16,11 @@ import (
 // as a person's terminal would: the engine's client reads the size from its terminal and
 // follows its changes (SIGWINCH), so a resize is a change of this terminal's size.
 func runOnTerminal(cmd *exec.Cmd, opts seats.ExecOptions) error {
+	if f, ok := opts.Stdin.(*os.File); ok && IsTerminal(f) {
+		// A person's own terminal: the engine's client makes it raw and follows its size.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = f, opts.Stdout, opts.Stderr
+		return cmd.Run()
+	}
 	ptmx, tty, err := openPTY()
 	if err != nil {
 		return err
@@ -91,4 +96,10 @@ func setSize(f *os.File, sz seats.TermSize) error {
 		sz = seats.TermSize{Rows: 24, Cols: 80}
 	}
 	return unix.IoctlSetWinsize(int(f.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: sz.Rows, Col: sz.Cols})
+}
+
+// IsTerminal says whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

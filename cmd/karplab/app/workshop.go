@@ -142,12 +142,12 @@ runs karplab start in every seat and, with --labs, stages the first lab where no
 It refuses in one line, exit 2, before making anything: seats beyond what the host's
 memory holds (it says the figure), an unknown lab, no engine that runs a seat.
    karplab workshop up --seats 2 --labs happy-path
-   karplab workshop up --seats 2            # again, after a crash: restores what is gone`,
+   karplab workshop up                      # again, after a crash: restores what is gone`,
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "seats", Required: true, Usage: "how many seats (1 to " + strconv.Itoa(workshop.MaxSeats) + ")"},
+			&cli.IntFlag{Name: "seats", Usage: "how many seats (1 to " + strconv.Itoa(workshop.MaxSeats) + "; default the room's own, once it has some)"},
 			&cli.StringSliceFlag{Name: "labs", Usage: "the agenda, in order (karplab lab list); the first is staged in every seat"},
 			&cli.StringSliceFlag{Name: "learners", Usage: "the learners' names, seat 1 first"},
-			&cli.Int64Flag{Name: "memory", Value: workshop.DefaultMemoryMiB, Usage: "each seat's memory cap, MiB"},
+			&cli.Int64Flag{Name: "memory", Usage: "each new seat's memory cap, MiB (default " + strconv.Itoa(workshop.DefaultMemoryMiB) + ", or the room's own)"},
 			&cli.StringFlag{Name: "mirror", Value: rootfs.DebianMirror, Usage: "the Debian mirror a build of the seat image reads"},
 		},
 		Action: func(c *cli.Context) error {
@@ -156,6 +156,11 @@ memory holds (it says the figure), an unknown lab, no engine that runs a seat.
 				return err
 			}
 			dir := workshopDir(home)
+			unlock, err := workshop.Lock(dir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			room, err := workshop.Load(dir)
 			if err != nil && !errors.Is(err, workshop.ErrNoRoom) {
 				return err
@@ -214,7 +219,8 @@ func workshopExecCommand() *cli.Command {
 		Usage:     "run a command in a seat's shell, as the learner's terminal does; its exit code is karplab's",
 		ArgsUsage: "SEAT -- CMD [ARGS...]",
 		Description: `Runs CMD in seat SEAT as its learner, in a login shell that has done eval "$(karplab env)":
-kubectl, aws and karplab reach that seat's lab. Standard input goes to the command.
+kubectl, aws and karplab reach that seat's lab. Standard input goes to the command; from a
+terminal, the command gets one (karplab workshop exec 1 -- bash is the learner's shell).
    karplab workshop exec 1 -- kubectl get nodes
    karplab workshop exec 2 -- aws ec2 describe-instances
    karplab workshop exec 1 -- karplab lab run happy-path --solution
@@ -243,7 +249,11 @@ kubectl, aws and karplab reach that seat's lab. Standard input goes to the comma
 			if err != nil {
 				return err
 			}
-			code, err := workshop.Exec(c.Context, p, workshopDir(home), n, seats.ExecOptions{Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: c.App.ErrWriter})
+			opts := seats.ExecOptions{Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: c.App.ErrWriter}
+			if f, ok := c.App.Reader.(*os.File); ok && container.IsTerminal(f) {
+				opts.TTY = true // from a person's terminal, as docker exec -it: bash, vim, top work
+			}
+			code, err := workshop.Exec(c.Context, p, workshopDir(home), n, opts)
 			if err != nil {
 				return err
 			}
@@ -272,7 +282,12 @@ does not run shows its last grade, marked so.`,
 			if err != nil {
 				return err
 			}
+			unlock, err := workshop.Lock(workshopDir(home))
+			if err != nil {
+				return err
+			}
 			rows, err := workshop.Grades(c.Context, p, workshopDir(home), c.String("lab"))
+			unlock()
 			if err != nil {
 				return err
 			}
@@ -306,6 +321,11 @@ func workshopDownCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			unlock, err := workshop.Lock(workshopDir(home))
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			n, err := workshop.Down(c.Context, p, workshopDir(home))
 			if err != nil {
 				return err
