@@ -35,7 +35,10 @@ spec: {providerID: "aws:///mars-east-1a/i-0123456789abcdef0"}
 		labInHome bool
 		want      []string
 	}{
-		{name: "v1beta1 in a region the lab lacks", bundle: v1beta1, want: []string{"nothing started (2 problems)", "NodePool default is karpenter.sh/v1beta1", "region mars-east-1: the lab has no data for it"}},
+		{name: "v1beta1 in a region the lab lacks", bundle: v1beta1, want: []string{"nothing started (3 problems)", "NodePool default is karpenter.sh/v1beta1",
+			"region mars-east-1: the lab has no data for it", "name it with --cluster-name"}},
+		{name: "no region anywhere", bundle: "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {providerID: \"aws:///us-east-1a/i-0123456789abcdef0\"}\n",
+			want: []string{"nothing started (2 problems)", "no region anywhere", "name it with --region", "--cluster-name"}},
 		{name: "corrupt", bundle: "kind: [unclosed\n", want: []string{"cluster.yaml"}},
 		{name: "a home with a lab", bundle: "", labInHome: true, want: []string{"holds a lab already", "KARPLAB_HOME"}},
 	} {
