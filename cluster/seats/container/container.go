@@ -114,7 +114,11 @@ func (p *Provider) Exec(ctx context.Context, name string, opts seats.ExecOptions
 	if opts.TTY {
 		args = append(args, "-t")
 	}
-	cmd := p.e.Command(ctx, append(append(args, name), opts.Argv...)...)
+	argv := opts.Argv
+	if opts.TTY {
+		argv = sizedArgv(opts)
+	}
+	cmd := p.e.Command(ctx, append(append(args, name), argv...)...)
 	if opts.TTY {
 		err = runOnTerminal(cmd, opts)
 	} else {

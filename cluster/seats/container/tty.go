@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -102,4 +103,21 @@ func setSize(f *os.File, sz seats.TermSize) error {
 func IsTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// sizedArgv sets the terminal's size before argv runs: the engine's client sends it only
+// once the command has started (Docker's API 1.41 here takes no size at exec's creation), so
+// a command that asks at once saw 0 0 about one time in two.
+func sizedArgv(opts seats.ExecOptions) []string {
+	sz := opts.Size
+	if f, ok := opts.Stdin.(*os.File); ok && IsTerminal(f) {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
+			sz = seats.TermSize{Rows: ws.Row, Cols: ws.Col}
+		}
+	}
+	if sz.Rows == 0 || sz.Cols == 0 {
+		sz = seats.TermSize{Rows: 24, Cols: 80}
+	}
+	return append([]string{"sh", "-c", `stty rows "$1" cols "$2" 2>/dev/null; shift 2; exec "$@"`, "karplab-tty",
+		strconv.Itoa(int(sz.Rows)), strconv.Itoa(int(sz.Cols))}, opts.Argv...)
 }
