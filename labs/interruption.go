@@ -641,8 +641,15 @@ func checkRecoveryTimeline(g *Grading, r interruption, steps []availStep) Check 
 
 func checkReclaimCleanedUp(g *Grading, r interruption) Check {
 	if problems := machineLeftovers(r.Instance); len(problems) > 0 {
-		return fail("reclaimed-cleaned-up", titleReclaimCleanup, fmt.Sprintf("%s: %s", r.Instance.ID, strings.Join(problems, ", ")),
-			"EC2 deletes DeleteOnTermination volumes and the primary interface when the instance terminates: check the EC2NodeClass's blockDeviceMappings.")
+		hint := "EC2 deletes DeleteOnTermination volumes and the primary interface when the instance terminates: check the EC2NodeClass's blockDeviceMappings."
+		if r.Instance.State == "shutting-down" {
+			hint = "EC2 is still terminating the reclaimed machine; its volumes and interface go when it is terminated: karplab check interruption again in a few seconds."
+		}
+		lines := make([]string, len(problems))
+		for i, p := range problems {
+			lines[i] = r.Instance.ID + ": " + p
+		}
+		return fail("reclaimed-cleaned-up", titleReclaimCleanup, fmt.Sprintf("%s: %s", r.Instance.ID, strings.Join(problems, ", ")), hint, lines...)
 	}
 	return pass("reclaimed-cleaned-up", titleReclaimCleanup, machineGone(r.Instance))
 }

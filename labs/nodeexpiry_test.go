@@ -78,7 +78,8 @@ func TestIntegrationNodeExpiryExerciseFailsThenFixPasses(t *testing.T) {
 		{name: "the month with the PDB at 100%", apply: func(*testing.T, *Env) {}, check: "availability-held", problem: "(fewer than 2)", passed: []string{"nodes-expired"}, within: 3 * time.Minute},
 		{name: "the PDB fixed after the month", apply: applyingSolution(expiryLab), check: "availability-held", problem: "the fix has not met an expiry yet", not: "(fewer than 2)", within: within},
 	})
-	if c := checkOf(r, "availability-held"); !strings.Contains(strings.Join(c.Evidence, "\n"), "fixed: 0 available") || strings.Contains(c.Hint, "100%") {
+	// How low the first month went depends on the drain's timing (0 or 1 available).
+	if c := checkOf(r, "availability-held"); !strings.Contains(strings.Join(c.Evidence, "\n"), "(fewer than 2), before PodDisruptionBudget") || strings.Contains(c.Hint, "100%") {
 		t.Errorf("availability-held should keep the first month's dip as fixed context and not hint at the 100%% budget:\n%s", reportText(r))
 	}
 	// As the hint says, another month, then the README's fix applied again: still passes.
@@ -86,8 +87,10 @@ func TestIntegrationNodeExpiryExerciseFailsThenFixPasses(t *testing.T) {
 		doAsHinted(t, r, "availability-held", dir, "karplab time skip 30d")
 		return nil
 	})
+	// The skip brought the second month's machines to expireAfter too: their drain may be
+	// under way as the fix is applied again, and the check passes once it is done.
 	applyingSolution(expiryLab)(t, e)
-	if r := checkUntil(t, e, l, true, 0); !r.Passed {
+	if r := checkUntil(t, e, l, true, 3*time.Minute); !r.Passed {
 		t.Errorf("the README's fix applied twice fails:\n%s", reportText(r))
 	}
 }
