@@ -204,6 +204,17 @@ func startLab(dir string) (*testLab, error) {
 // port), but as this process's child (it ends with the test binary), and waits until it is
 // ready.
 func (l *testLab) startDaemon(ctx context.Context, opts cluster.StartOptions) error {
+	for try := 1; ; try++ {
+		// The free port this process found may be taken before the daemon listens on it.
+		if err := l.startDaemonOnce(ctx, opts); !errors.Is(err, errPortTaken) || try == 3 {
+			return err
+		}
+	}
+}
+
+var errPortTaken = errors.New("the EC2 emulator's port was taken before the daemon listened on it")
+
+func (l *testLab) startDaemonOnce(ctx context.Context, opts cluster.StartOptions) error {
 	if err := l.home.Ensure(); err != nil {
 		return err
 	}
@@ -239,7 +250,13 @@ func (l *testLab) startDaemon(ctx context.Context, opts cluster.StartOptions) er
 		select {
 		case err := <-l.exited:
 			l.exited <- err
-			return fmt.Errorf("the daemon ended during start-up (%v); see %s", err, l.home.DaemonLog())
+			// The log goes with the run's directory: its tail is the error's.
+			b, _ := os.ReadFile(l.home.DaemonLog())
+			tail := string(b[max(0, len(b)-2000):])
+			if strings.Contains(tail, "address already in use") {
+				return errPortTaken
+			}
+			return fmt.Errorf("the daemon ended during start-up (%v); its log ends:\n%s", err, tail)
 		case <-time.After(200 * time.Millisecond):
 		case <-ctx.Done():
 			return ctx.Err()
