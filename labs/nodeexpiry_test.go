@@ -78,8 +78,12 @@ func TestIntegrationNodeExpiryExerciseFailsThenFixPasses(t *testing.T) {
 		{name: "the month with the PDB at 100%", apply: func(*testing.T, *Env) {}, check: "availability-held", problem: "(fewer than 2)", passed: []string{"nodes-expired"}, within: 3 * time.Minute},
 		{name: "the PDB fixed after the month", apply: applyingSolution(expiryLab), check: "availability-held", problem: "the fix has not met an expiry yet", not: "(fewer than 2)", within: within},
 	})
-	// How low the first month went depends on the drain's timing (0 or 1 available).
-	if c := checkOf(r, "availability-held"); !strings.Contains(strings.Join(c.Evidence, "\n"), "(fewer than 2), before PodDisruptionBudget") || strings.Contains(c.Hint, "100%") {
+	// How low the first month went depends on the drain's timing (0 or 1 available), and a dip
+	// in the second the PDB changed (its managedFields keep whole seconds) is neither before
+	// nor after it: when the dip is kept as context, it is marked fixed.
+	c := checkOf(r, "availability-held")
+	evidence := strings.Join(c.Evidence, "\n")
+	if strings.Contains(c.Hint, "100%") || strings.Contains(evidence, "fewer than 2") && !strings.Contains(evidence, "fixed: ") {
 		t.Errorf("availability-held should keep the first month's dip as fixed context and not hint at the 100%% budget:\n%s", reportText(r))
 	}
 	// As the hint says, another month, then the README's fix applied again: still passes.
