@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/karplab/karplab/cluster/backend"
+	"github.com/karplab/karplab/fakeec2"
 	"github.com/karplab/karplab/labs/replay"
 )
 
@@ -56,27 +57,29 @@ func replayServices(d *daemon, be backend.Backend) (load, release *service, err 
 	if !ok {
 		return nil, nil, fmt.Errorf("a replay runs on --backend embedded, not %s: its controllers must start after the bundle is loaded", be.Name())
 	}
-	b, err := openReplay(d.cfg)
+	b, imp, err := openReplay(d.cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	rec := &ReplayRecord{Bundle: d.cfg.Replay, CapturedAt: b.CapturedAt}
 	rec.Settings = carryKarpenterSettings(&d.cfg, replay.KarpenterEnv(b))
-	return replayLoadService(d, b, rec), replayReleaseService(d, em, rec), nil
+	return replayLoadService(d, b, imp, rec), replayReleaseService(d, em, rec), nil
 }
 
 // openReplay opens the daemon's bundle and refuses it as karplab replay's validation
 // would: the daemon trusts no caller to have checked it (a start may come from a script).
-func openReplay(cfg DaemonConfig) (*replay.Bundle, error) {
+// It returns the account import the check derived, which the load brings in.
+func openReplay(cfg DaemonConfig) (*replay.Bundle, fakeec2.Import, error) {
 	b, err := replay.Open(cfg.Replay, "", replay.DefaultLimits)
 	if err != nil {
-		return nil, err
+		return nil, fakeec2.Import{}, err
 	}
 	given := replay.Given{Region: cfg.Account.Region, Zones: cfg.Account.Zones, ClusterName: cfg.Account.ClusterName}
-	if rep, _, _ := replay.Check(b, replay.LabCatalog{}, given); len(rep.Gaps) > 0 {
-		return nil, fmt.Errorf("the lab cannot replay %s (%d problems): %s", cfg.Replay, len(rep.Gaps), strings.Join(rep.Gaps, "; "))
+	rep, _, imp := replay.Check(b, replay.LabCatalog{}, given)
+	if len(rep.Gaps) > 0 {
+		return nil, imp, fmt.Errorf("the lab cannot replay %s (%d problems): %s", cfg.Replay, len(rep.Gaps), strings.Join(rep.Gaps, "; "))
 	}
-	return b, nil
+	return b, imp, nil
 }
 
 // carryKarpenterSettings sets what the bundle's Karpenter ran with on the lab's Karpenter and
@@ -115,16 +118,12 @@ func carryKarpenterSettings(cfg *DaemonConfig, env map[string]string) []string {
 
 // replayLoadService imports the bundle's account and loads its objects, while nothing acts
 // on them yet.
-func replayLoadService(d *daemon, b *replay.Bundle, rec *ReplayRecord) *service {
+func replayLoadService(d *daemon, b *replay.Bundle, imp fakeec2.Import, rec *ReplayRecord) *service {
 	cfg := d.cfg
 	return &service{
 		name: "replay: the bundle's account and objects",
 		start: func(ctx context.Context) (string, error) {
 			srv := d.ec2()
-			imp, err := replay.AccountImport(b, cfg.Account.ClusterName)
-			if err != nil {
-				return "", err
-			}
 			// A capture of a lab holds the lab account's own network and images.
 			imp = imp.Without(srv.Has)
 			if err := srv.Import(imp); err != nil {

@@ -51,13 +51,13 @@ spec: {role: KarpenterNodeRole-prod}
 		t.Fatal(err)
 	}
 	cfg := DaemonConfig{Replay: dir, Account: Account{Region: "us-east-1", Zones: []string{"us-east-1a", "us-east-1b"}, ClusterName: "prod"}}
-	_, err := openReplay(cfg)
+	_, _, err := openReplay(cfg)
 	if err == nil || !strings.Contains(err.Error(), "the lab cannot replay") || !strings.Contains(err.Error(), "us-east-1a") {
 		t.Fatalf("openReplay = %v, want the validation's refusal naming the node's zone", err)
 	}
 	t.Log(err)
 	cfg.Account.Region = "eu-west-2"
-	if _, err := openReplay(cfg); err == nil || !strings.Contains(err.Error(), "no node carries label") && !strings.Contains(err.Error(), "zone") {
+	if _, _, err := openReplay(cfg); err == nil || !strings.Contains(err.Error(), "no node carries label") && !strings.Contains(err.Error(), "zone") {
 		t.Fatalf("openReplay in another region = %v, want a refusal", err)
 	}
 }
